@@ -1,0 +1,26 @@
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { configureGateway, GATEWAY_MIGRATIONS } from '@loyalty/gateway';
+import { LEDGER_MIGRATIONS } from '@loyalty/ledger';
+import { InProcessBus, InProcessServer } from '@loyalty/messaging';
+import { AppConfig, loadConfig } from '@loyalty/platform';
+import { openRuntime } from '@loyalty/runtime';
+import { StandaloneModule } from './app.module';
+import { SERVICE_MIGRATIONS } from './service-migrations';
+
+/** Builds and starts the standalone app; used by main.ts and by the end-to-end tests. */
+export const startStandalone = async (overrides: Partial<AppConfig> = {}, logger: false | undefined = undefined): Promise<{ app: INestApplication; config: AppConfig; url: string }> => {
+  const config = { ...loadConfig(), ...overrides };
+  const { pool, store } = await openRuntime({ config, migrations: [...GATEWAY_MIGRATIONS, ...LEDGER_MIGRATIONS, ...SERVICE_MIGRATIONS] });
+  const server = new InProcessServer();
+  const app = await NestFactory.create(StandaloneModule.create(config, pool, store, new InProcessBus(server)), {
+    bodyParser: false,
+    logger: logger === false ? false : ['log', 'warn', 'error'],
+  });
+  configureGateway(app, config);
+  app.connectMicroservice({ strategy: server });
+  await app.startAllMicroservices();
+  await app.listen(config.port, '0.0.0.0');
+  const address = app.getHttpServer().address() as { port: number };
+  return { app, config, url: `http://127.0.0.1:${address.port}` };
+};

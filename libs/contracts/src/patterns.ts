@@ -1,0 +1,43 @@
+/** Message patterns on the command bus (Kafka topics in distributed mode). One owner service each. */
+export const PATTERNS = {
+  ledger: {
+    enrol: 'ledger.member.enrol',
+    get: 'ledger.member.get',
+    list: 'ledger.member.list',
+    patch: 'ledger.member.patch',
+    erase: 'ledger.member.erase',
+    resolve: 'ledger.member.resolve',
+    adjust: 'ledger.member.adjust',
+    entries: 'ledger.member.entries',
+    liability: 'ledger.liability',
+    memberState: 'ledger.member.state-change',
+    approveEntry: 'ledger.entry.approve',
+    rejectEntry: 'ledger.entry.reject',
+    processEvent: 'ledger.event.process',
+    migrate: 'ledger.migration.import',
+    reverseMigration: 'ledger.migration.reverse',
+    sweep: 'ledger.sweep',
+    wipe: 'ledger.sandbox.wipe',
+    referral: 'ledger.member.referral',
+  },
+  ingest: {
+    submit: 'ingest.events.submit',
+    get: 'ingest.events.get',
+    list: 'ingest.events.list',
+    wipe: 'ingest.sandbox.wipe',
+  },
+  redemption: {
+    create: 'redemption.create',
+    confirm: 'redemption.confirm',
+    void: 'redemption.void',
+    byCode: 'redemption.by-code',
+    quote: 'redemption.quote',
+    reserve: 'redemption.reservation.create',
+    confirmReservation: 'redemption.reservation.confirm',
+    releaseReservation: 'redemption.reservation.release',
+    sweep: 'redemption.sweep',
+  },
+} as const;
+
+/** Every request on the bus names its programme partition (tenant key) and the calling key. */
+export interface TenantScoped { tenant: string; actor?: string }

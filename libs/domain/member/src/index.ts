@@ -1,0 +1,3 @@
+export * from './member.events';
+export * from './member.state';
+export * from './member.decider';

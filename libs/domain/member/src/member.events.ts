@@ -1,0 +1,48 @@
+import type { LedgerEntryStatus, LedgerEntryType, MemberState, MemberTier } from '@loyalty/contracts';
+
+/** Encrypted personal data: only the service holding the member's key can read it (crypto-shredding). */
+export interface SealedPii { v: 1; kid: string; iv: string; tag: string; data: string }
+
+/** Which balance an entry moves. `pending` covers pending and under-review earns. */
+export type Bucket = 'available' | 'pending' | 'none';
+
+export interface EntryData {
+  id: string;
+  type: LedgerEntryType;
+  status: LedgerEntryStatus;
+  amount_cents: number;
+  reason_code: string | null;
+  rule: string | null;
+  parent_entry_id: string | null;
+  release_at: string | null;
+  expires_at: string | null;
+  created_at: string;
+  order_ref: string | null;
+  /** what caused it (event key, redemption id…), for idempotency and explanations */
+  cause: string | null;
+  actor?: string | null;
+  note?: string | null;
+  /** release condition for pending earns: the order event that releases them */
+  release_on?: 'fulfilled' | 'delivered' | 'return_window' | 'manual' | null;
+  batch_id?: string | null;
+}
+
+export type MemberEvent =
+  | { type: 'MemberCreated'; data: { member_id: string; state: 'prospect' | 'registered'; referral_code: string; pii: SealedPii; marketing_consent: boolean; accepted_terms_version: string | null; at: string } }
+  | { type: 'MemberEnrolled'; data: { accepted_terms_version: string | null; marketing_consent: boolean; at: string } }
+  | { type: 'ProfileUpdated'; data: { pii?: SealedPii; marketing_consent?: boolean; accepted_terms_version?: string | null; at: string } }
+  | { type: 'MemberStateChanged'; data: { from: MemberState; to: MemberState; reason: string; at: string } }
+  | { type: 'EntryRecorded'; data: EntryData }
+  | { type: 'EntryReleased'; data: { entry_id: string; at: string } }
+  | { type: 'EntryRejected'; data: { entry_id: string; at: string; actor?: string | null } }
+  | { type: 'TierChanged'; data: { from: MemberTier | null; to: MemberTier | null; at: string } }
+  | { type: 'OrderActivityRecorded'; data: { order_ref: string; at: string; spend_cents: number; orders: number } }
+  | { type: 'ReservationOpened'; data: { reservation_id: string; amount_cents: number; cart_ref: string | null; expires_at: string; at: string } }
+  | { type: 'ReservationConfirmed'; data: { reservation_id: string; order_ref: string; entry_id: string; at: string } }
+  | { type: 'ReservationReleased'; data: { reservation_id: string; at: string; reason: 'released' | 'expired' | 'erasure' } }
+  | { type: 'VoucherIssued'; data: { redemption_id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; order_ref: string | null; expires_at: string | null; at: string } }
+  | { type: 'VoucherUsed'; data: { redemption_id: string; order_ref: string; at: string } }
+  | { type: 'VoucherRestored'; data: { redemption_id: string; reverse_entry_id: string; reason: 'voided' | 'expired' | 'erasure'; at: string } }
+  | { type: 'MemberErased'; data: { at: string } };
+
+export type MemberEventType = MemberEvent['type'];

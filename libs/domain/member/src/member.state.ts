@@ -1,0 +1,284 @@
+import type { Balances, LedgerEntryStatus, MemberState, MemberTier } from '@loyalty/contracts';
+import type { Bucket, EntryData, MemberEvent, SealedPii } from './member.events';
+
+export interface Entry extends EntryData {
+  /** which balance the entry currently sits in (internal; status is what the API shows) */
+  bucket: Bucket;
+  /** earns: amount already taken back by reverse entries */
+  reversed_cents: number;
+}
+
+/** A credit lot for FIFO spending and expiry. */
+export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; earned_at: string }
+
+export interface Reservation { id: string; amount_cents: number; cart_ref: string | null; status: 'open' | 'confirmed' | 'released' | 'expired'; order_ref: string | null; entry_id: string | null; expires_at: string; created_at: string }
+export interface Voucher { id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string }
+
+export interface Activity { at: string; spend: number; points: number; orders: number }
+
+export interface MemberAggregate {
+  exists: boolean;
+  id: string;
+  state: MemberState;
+  /** state before pause/suspend, for resume/reinstate */
+  previous: MemberState | null;
+  referral_code: string;
+  pii: SealedPii | null;
+  marketing_consent: boolean;
+  accepted_terms_version: string | null;
+  enrolled_at: string | null;
+  created_at: string;
+  last_activity_at: string | null;
+  tier: MemberTier | null;
+  available: number;
+  pending: number;
+  reserved: number;
+  lifetime_earned: number;
+  lifetime_redeemed: number;
+  entries: Map<string, Entry>;
+  /** entry ids in order of recording */
+  order: string[];
+  lots: Lot[];
+  /** cause → entry ids it produced (idempotency of effects) */
+  causes: Map<string, string[]>;
+  /** order_ref → earn entry ids */
+  orders: Map<string, string[]>;
+  activity: Activity[];
+  reservations: Map<string, Reservation>;
+  vouchers: Map<string, Voucher>;
+}
+
+export const initialMemberState = (): MemberAggregate => ({
+  exists: false, id: '', state: 'prospect', previous: null, referral_code: '', pii: null, marketing_consent: false,
+  accepted_terms_version: null, enrolled_at: null, created_at: '', last_activity_at: null, tier: null,
+  available: 0, pending: 0, reserved: 0, lifetime_earned: 0, lifetime_redeemed: 0,
+  entries: new Map(), order: [], lots: [], causes: new Map(), orders: new Map(), activity: [],
+  reservations: new Map(), vouchers: new Map(),
+});
+
+export const balancesOf = (s: MemberAggregate): Balances => ({
+  pending_cents: s.pending,
+  available_cents: s.available,
+  reserved_cents: s.reserved,
+  spendable_cents: s.available - s.reserved,
+  lifetime_earned_cents: s.lifetime_earned,
+  lifetime_redeemed_cents: s.lifetime_redeemed,
+});
+
+export const spendableOf = (s: MemberAggregate): number => s.available - s.reserved;
+
+const bucketOf = (status: LedgerEntryStatus, type: Entry['type']): Bucket => {
+  if (type === 'earn' && (status === 'pending' || status === 'under_review')) return 'pending';
+  if (status === 'posted') return 'available';
+  return 'none';
+};
+
+/** Takes `amount` from lots oldest first; returns what was taken per lot. */
+const consume = (lots: Lot[], amount: number): { entry_id: string; amount: number }[] => {
+  const taken: { entry_id: string; amount: number }[] = [];
+  let left = amount;
+  for (const lot of lots) {
+    if (left <= 0) break;
+    if (lot.remaining_cents <= 0) continue;
+    const t = Math.min(lot.remaining_cents, left);
+    lot.remaining_cents -= t;
+    left -= t;
+    taken.push({ entry_id: lot.entry_id, amount: t });
+  }
+  return taken;
+};
+
+const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void => {
+  if (amount <= 0) return;
+  s.lots.push({ entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, earned_at: at });
+};
+
+/** Applies a posted credit or debit to `available` and the lots. */
+const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at: string): void => {
+  s.available += e.amount_cents;
+  switch (e.type) {
+    case 'earn':
+      s.lifetime_earned += e.amount_cents;
+      addLot(s, e, e.amount_cents, at);
+      break;
+    case 'adjust':
+      if (e.amount_cents > 0) {
+        s.lifetime_earned += e.amount_cents;
+        addLot(s, e, e.amount_cents, at);
+      } else consume(s.lots, -e.amount_cents);
+      break;
+    case 'redeem':
+      s.lifetime_redeemed += -e.amount_cents;
+      consume(s.lots, -e.amount_cents);
+      break;
+    case 'expire': {
+      // an expiry names its lot in `cause` (lot:<entry id>); erasure forfeits whatever is left
+      const lotId = e.cause?.startsWith('lot:') ? e.cause.slice(4) : null;
+      const lot = lotId ? s.lots.find((l) => l.entry_id === lotId) : undefined;
+      if (lot) lot.remaining_cents = Math.max(0, lot.remaining_cents + e.amount_cents);
+      else consume(s.lots, -e.amount_cents);
+      break;
+    }
+    case 'reverse':
+      if (parent?.type === 'redeem') {
+        // a restored voucher: points come back as a fresh lot expiring like the newest spent lot
+        s.lifetime_redeemed -= e.amount_cents;
+        addLot(s, e, e.amount_cents, at);
+      } else if (parent?.type === 'earn' || (parent?.type === 'adjust' && parent.amount_cents > 0)) {
+        s.lifetime_earned += e.amount_cents;
+        const lot = s.lots.find((l) => l.entry_id === parent.id);
+        const take = lot ? Math.min(lot.remaining_cents, -e.amount_cents) : 0;
+        if (lot) lot.remaining_cents -= take;
+      } else if (e.amount_cents > 0) {
+        addLot(s, e, e.amount_cents, at);
+      } else {
+        consume(s.lots, -e.amount_cents);
+      }
+      break;
+    default: {
+      const never: never = e.type;
+      throw new Error(`unknown entry type ${String(never)}`);
+    }
+  }
+};
+
+export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggregate => {
+  switch (event.type) {
+    case 'MemberCreated': {
+      const d = event.data;
+      s.exists = true;
+      s.id = d.member_id;
+      s.state = d.state;
+      s.referral_code = d.referral_code;
+      s.pii = d.pii;
+      s.marketing_consent = d.marketing_consent;
+      s.accepted_terms_version = d.accepted_terms_version;
+      s.created_at = d.at;
+      s.enrolled_at = d.state === 'registered' ? d.at : null;
+      return s;
+    }
+    case 'MemberEnrolled':
+      s.state = s.state === 'prospect' ? 'registered' : s.state;
+      s.enrolled_at = s.enrolled_at ?? event.data.at;
+      s.accepted_terms_version = event.data.accepted_terms_version ?? s.accepted_terms_version;
+      s.marketing_consent = event.data.marketing_consent;
+      return s;
+    case 'ProfileUpdated':
+      if (event.data.pii) s.pii = event.data.pii;
+      if (event.data.marketing_consent !== undefined) s.marketing_consent = event.data.marketing_consent;
+      if (event.data.accepted_terms_version !== undefined) s.accepted_terms_version = event.data.accepted_terms_version;
+      return s;
+    case 'MemberStateChanged':
+      if (event.data.to === 'paused' || event.data.to === 'suspended') s.previous = s.previous ?? event.data.from;
+      else if (event.data.from === 'paused' || event.data.from === 'suspended') s.previous = null;
+      s.state = event.data.to;
+      return s;
+    case 'EntryRecorded': {
+      const d = event.data;
+      const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
+      s.entries.set(e.id, e);
+      s.order.push(e.id);
+      if (d.cause) s.causes.set(d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
+      if (d.order_ref && d.type === 'earn') s.orders.set(d.order_ref, [...(s.orders.get(d.order_ref) ?? []), e.id]);
+      const parent = d.parent_entry_id ? s.entries.get(d.parent_entry_id) : undefined;
+      if (d.type === 'reverse' && parent) {
+        parent.reversed_cents += -d.amount_cents * Math.sign(parent.amount_cents);
+        if (parent.bucket === 'pending') {
+          // taking back a pending earn lowers pending; it never touched available
+          s.pending += d.amount_cents;
+          e.bucket = 'none';
+        } else if (parent.bucket === 'available') {
+          applyPosted(s, e, parent, d.created_at);
+        }
+        if (Math.abs(parent.reversed_cents) >= Math.abs(parent.amount_cents)) {
+          parent.status = 'reversed';
+        }
+      } else if (e.bucket === 'pending') {
+        s.pending += d.amount_cents;
+        if (d.type === 'earn' && d.amount_cents > 0) s.activity.push({ at: d.created_at, spend: 0, points: d.amount_cents, orders: 0 });
+      } else if (e.bucket === 'available') {
+        applyPosted(s, e, parent, d.created_at);
+        if (d.type === 'earn' && d.amount_cents > 0) s.activity.push({ at: d.created_at, spend: 0, points: d.amount_cents, orders: 0 });
+      }
+      if (d.type === 'earn' && s.state === 'registered' && e.status === 'posted') s.state = 'active';
+      s.last_activity_at = d.created_at;
+      return s;
+    }
+    case 'EntryReleased': {
+      const e = s.entries.get(event.data.entry_id);
+      if (!e || e.bucket !== 'pending') return s;
+      const remaining = e.amount_cents - e.reversed_cents;
+      s.pending -= remaining;
+      e.bucket = 'available';
+      e.status = remaining <= 0 ? 'reversed' : 'posted';
+      // what is left after pending take-backs becomes available
+      s.available += remaining;
+      s.lifetime_earned += remaining;
+      addLot(s, e, remaining, event.data.at);
+      if (s.state === 'registered') s.state = 'active';
+      return s;
+    }
+    case 'EntryRejected': {
+      const e = s.entries.get(event.data.entry_id);
+      if (!e || e.bucket !== 'pending') return s;
+      s.pending -= e.amount_cents - e.reversed_cents;
+      e.bucket = 'none';
+      e.status = 'rejected';
+      return s;
+    }
+    case 'TierChanged':
+      s.tier = event.data.to;
+      return s;
+    case 'OrderActivityRecorded':
+      s.activity.push({ at: event.data.at, spend: event.data.spend_cents, points: 0, orders: event.data.orders });
+      s.last_activity_at = event.data.at;
+      return s;
+    case 'ReservationOpened': {
+      const d = event.data;
+      s.reservations.set(d.reservation_id, { id: d.reservation_id, amount_cents: d.amount_cents, cart_ref: d.cart_ref, status: 'open', order_ref: null, entry_id: null, expires_at: d.expires_at, created_at: d.at });
+      s.reserved += d.amount_cents;
+      return s;
+    }
+    case 'ReservationConfirmed': {
+      const r = s.reservations.get(event.data.reservation_id);
+      if (!r || r.status !== 'open') return s;
+      r.status = 'confirmed';
+      r.order_ref = event.data.order_ref;
+      r.entry_id = event.data.entry_id;
+      s.reserved -= r.amount_cents;
+      return s;
+    }
+    case 'ReservationReleased': {
+      const r = s.reservations.get(event.data.reservation_id);
+      if (!r || r.status !== 'open') return s;
+      r.status = event.data.reason === 'expired' ? 'expired' : 'released';
+      s.reserved -= r.amount_cents;
+      return s;
+    }
+    case 'VoucherIssued': {
+      const d = event.data;
+      s.vouchers.set(d.redemption_id, { id: d.redemption_id, code: d.code, mode: d.mode, amount_cents: d.amount_cents, entry_id: d.entry_id, status: d.mode === 'direct' ? 'used' : 'created', order_ref: d.order_ref, expires_at: d.expires_at, created_at: d.at });
+      return s;
+    }
+    case 'VoucherUsed': {
+      const v = s.vouchers.get(event.data.redemption_id);
+      if (v) { v.status = 'used'; v.order_ref = event.data.order_ref; }
+      return s;
+    }
+    case 'VoucherRestored': {
+      const v = s.vouchers.get(event.data.redemption_id);
+      if (v) v.status = event.data.reason === 'expired' ? 'expired' : 'restored';
+      return s;
+    }
+    case 'MemberErased':
+      s.pii = null;
+      s.state = 'deleted';
+      return s;
+    default: {
+      const never: never = event;
+      throw new Error(`unknown member event ${JSON.stringify(never)}`);
+    }
+  }
+};
+
+export const memberEvolver = { initialState: initialMemberState, evolve: evolveMember };

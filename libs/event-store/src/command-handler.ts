@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { AppendResult, EventMetadata, EventStore, RecordedEvent, WrongExpectedRevisionError } from './event-store.port';
+
+/** What a stream's aggregate needs to be folded: a start state and an evolve step (may mutate and return the state). */
+export interface Evolver<S, E extends { type: string; data: unknown }> {
+  initialState: () => S;
+  evolve: (state: S, event: E) => S;
+}
+
+export interface Decision<E, R> {
+  events: (E & { id?: string; metadata?: EventMetadata })[];
+  result: R;
+}
+
+export interface HandledCommand<S, R> { result: R; state: S; revision: bigint | 'no_stream'; append: AppendResult | null }
+
+interface CacheEntry<S> { state: S; revision: bigint | 'no_stream' }
+
+/** Serialises work per key inside one process. */
+export class KeyedMutex {
+  private readonly tails = new Map<string, Promise<void>>();
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = prev.then(() => mine);
+    this.tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+/**
+ * The one generic command handler: load (cached state + tail) → decide → append with the
+ * expected revision → retry on conflict. The per-stream state cache is keyed by revision, so
+ * loading a stream costs the events appended since this process last saw it, not its length.
+ */
+export class CommandHandler {
+  private readonly cache = new Map<string, CacheEntry<unknown>>();
+  private readonly mutex = new KeyedMutex();
+
+  constructor(private readonly store: EventStore, private readonly maxCached = 50_000, private readonly maxRetries = 10) {}
+
+  /** Reads a stream's current state without deciding anything. */
+  async load<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>): Promise<{ state: S; revision: bigint | 'no_stream' }> {
+    return this.mutex.run(streamId, () => this.loadUnlocked(streamId, evolver));
+  }
+
+  async handle<S, E extends { type: string; data: unknown }, R>(
+    streamId: string,
+    evolver: Evolver<S, E>,
+    decide: (state: S, revision: bigint | 'no_stream') => Decision<E, R> | Promise<Decision<E, R>>,
+  ): Promise<HandledCommand<S, R>> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.mutex.run(streamId, async () => {
+          const { state, revision } = await this.loadUnlocked(streamId, evolver);
+          const decision = await decide(state, revision);
+          if (decision.events.length === 0) return { result: decision.result, state, revision, append: null };
+          const append = await this.store.append(
+            streamId,
+            decision.events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: e.metadata })),
+            revision,
+          );
+          // Fold our own events only when the append wrote them (an idempotent replay re-reads instead).
+          const expectedNext = (revision === 'no_stream' ? -1n : revision) + BigInt(decision.events.length);
+          if (append.nextRevision === expectedNext) {
+            let s = state;
+            for (const e of decision.events) s = evolver.evolve(s, { type: e.type, data: e.data } as E);
+            this.remember(streamId, { state: s, revision: append.nextRevision });
+            return { result: decision.result, state: s, revision: append.nextRevision, append };
+          }
+          this.cache.delete(streamId);
+          const fresh = await this.loadUnlocked(streamId, evolver);
+          return { result: decision.result, state: fresh.state, revision: fresh.revision, append };
+        });
+      } catch (e) {
+        if (e instanceof WrongExpectedRevisionError && attempt < this.maxRetries) {
+          this.cache.delete(streamId);
+          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * (attempt + 1))));
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Forgets cached state (e.g. after erasure or a rebuild). */
+  forget(streamId?: string): void {
+    if (streamId) this.cache.delete(streamId);
+    else this.cache.clear();
+  }
+
+  private async loadUnlocked<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>) {
+    const cached = this.cache.get(streamId) as CacheEntry<S> | undefined;
+    let state = cached ? cached.state : evolver.initialState();
+    let revision: bigint | 'no_stream' = cached ? cached.revision : 'no_stream';
+    const from = revision === 'no_stream' ? 0n : revision + 1n;
+    const tail: RecordedEvent[] = await this.store.readStream(streamId, from);
+    for (const e of tail) {
+      state = evolver.evolve(state, { type: e.type, data: e.data } as E);
+      revision = e.revision;
+    }
+    if (tail.length || cached) this.remember(streamId, { state, revision });
+    return { state, revision };
+  }
+
+  private remember(streamId: string, entry: CacheEntry<unknown>): void {
+    this.cache.delete(streamId); // re-insert: Map order doubles as LRU order
+    this.cache.set(streamId, entry);
+    if (this.cache.size > this.maxCached) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+}
+
+export { WrongExpectedRevisionError };

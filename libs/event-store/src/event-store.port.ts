@@ -1,0 +1,81 @@
+/**
+ * The event store port (architecture.md "Streams"). Two adapters implement it: PostgreSQL and
+ * EventStoreDB; both pass the contract suite in event-store.contract.ts.
+ */
+export type ExpectedRevision = 'no_stream' | 'any' | bigint;
+
+export interface EventMetadata {
+  causationId?: string;
+  correlationId?: string;
+  idempotencyKey?: string;
+  [key: string]: unknown;
+}
+
+export interface NewEvent<T extends string = string, D = unknown> {
+  /** UUID. Appending an id already present in the stream is a no-op (idempotent append). */
+  id: string;
+  type: T;
+  data: D;
+  metadata?: EventMetadata;
+}
+
+/** A global position: commit (transaction id in PostgreSQL) then prepare (sequence). Compare with comparePositions. */
+export interface Position { commit: bigint; prepare: bigint }
+export const START: Position = { commit: 0n, prepare: 0n };
+export const comparePositions = (a: Position, b: Position): number =>
+  a.commit < b.commit ? -1 : a.commit > b.commit ? 1 : a.prepare < b.prepare ? -1 : a.prepare > b.prepare ? 1 : 0;
+export const positionToString = (p: Position): string => `${p.commit}:${p.prepare}`;
+export const positionFromString = (s: string): Position => {
+  const [c, p] = s.split(':');
+  return { commit: BigInt(c), prepare: BigInt(p) };
+};
+
+export interface RecordedEvent<T extends string = string, D = unknown> {
+  id: string;
+  streamId: string;
+  revision: bigint;
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+  position: Position;
+  createdAt: Date;
+}
+
+export interface AppendResult { nextRevision: bigint; position: Position }
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(readonly streamId: string, readonly expected: ExpectedRevision, readonly actual: bigint | 'no_stream') {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+export interface SubscriptionFilter { streamPrefixes?: string[]; eventTypes?: string[] }
+
+export interface Subscription { stop(): Promise<void> }
+
+export interface SubscribeOptions {
+  from: Position;
+  filter?: SubscriptionFilter;
+  /** Called with batches in global order; the subscription waits for each call to finish. */
+  onEvents: (events: RecordedEvent[]) => Promise<void>;
+  onError?: (e: unknown) => void;
+  batchSize?: number;
+}
+
+export interface EventStore {
+  append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Events of one stream from a revision (inclusive), in order. */
+  readStream(streamId: string, fromRevision?: bigint, maxCount?: number): Promise<RecordedEvent[]>;
+  /** Events of every stream after a position (exclusive), in global order. */
+  readAll(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<RecordedEvent[]>;
+  /** Catch-up from `from` (exclusive), then live. */
+  subscribe(options: SubscribeOptions): Subscription;
+  /** The position of the newest event a subscriber can see now. */
+  headPosition(): Promise<Position>;
+  close(): Promise<void>;
+}
+
+export const matchesFilter = (e: { streamId: string; type: string }, f?: SubscriptionFilter): boolean =>
+  (!f?.streamPrefixes || f.streamPrefixes.some((p) => e.streamId.startsWith(p))) &&
+  (!f?.eventTypes || f.eventTypes.includes(e.type));

@@ -1,0 +1,4 @@
+export * from './event-store.port';
+export * from './postgres.event-store';
+export * from './command-handler';
+export * from './projection-runner';

@@ -1,0 +1,222 @@
+import { Pool, PoolClient } from 'pg';
+import { Migration } from '@loyalty/platform';
+import {
+  AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, SubscribeOptions,
+  Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions,
+} from './event-store.port';
+
+export const EVENT_STORE_MIGRATIONS: Migration[] = [
+  {
+    id: 'event-store-001',
+    sql: `
+      create schema if not exists es;
+      create table es.streams (stream_id text primary key, revision bigint not null);
+      create table es.events (
+        global_position bigserial not null,
+        transaction_id xid8 not null default pg_current_xact_id(),
+        stream_id text not null,
+        stream_revision bigint not null,
+        event_id uuid not null,
+        type text not null,
+        data jsonb not null,
+        metadata jsonb not null default '{}',
+        created_at timestamptz not null default clock_timestamp(),
+        primary key (stream_id, stream_revision)
+      );
+      create unique index events_event_id on es.events (stream_id, event_id);
+      create index events_global on es.events (transaction_id, global_position);
+    `,
+  },
+];
+
+type Row = {
+  global_position: string; transaction_id: string; stream_id: string; stream_revision: string; event_id: string;
+  type: string; data: unknown; metadata: Record<string, unknown>; created_at: Date;
+};
+
+const toRecorded = (r: Row): RecordedEvent => ({
+  id: r.event_id,
+  streamId: r.stream_id,
+  revision: BigInt(r.stream_revision),
+  type: r.type,
+  data: r.data,
+  metadata: r.metadata,
+  position: { commit: BigInt(r.transaction_id), prepare: BigInt(r.global_position) },
+  createdAt: r.created_at,
+});
+
+const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string => {
+  let sql = '';
+  if (f?.streamPrefixes?.length) {
+    params.push(f.streamPrefixes.map((p) => p.replace(/[\\%_]/g, (c) => '\\' + c) + '%'));
+    sql += ` and stream_id like any($${params.length})`;
+  }
+  if (f?.eventTypes?.length) {
+    params.push(f.eventTypes);
+    sql += ` and type = any($${params.length})`;
+  }
+  return sql;
+};
+
+export interface PostgresEventStoreOptions {
+  /** Test-only: awaited after an append's rows are written, just before COMMIT (to delay commits out of order). */
+  beforeCommit?: () => Promise<void>;
+}
+
+/**
+ * PostgreSQL adapter. Global order is (transaction id, sequence); readers only see rows whose
+ * transaction id is below the oldest transaction still running (pg_snapshot_xmin), so an append
+ * that commits late can never be skipped by a subscriber that has moved past it.
+ */
+export class PostgresEventStore implements EventStore {
+  private listener: PoolClient | null = null;
+  private readonly wakers = new Set<() => void>();
+  private closed = false;
+
+  constructor(private readonly pool: Pool, private readonly pollMs = 500, private readonly options: PostgresEventStoreOptions = {}) {}
+
+  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      const cur = await client.query<{ revision: string }>('select revision from es.streams where stream_id = $1 for update', [streamId]);
+      const actual: bigint | 'no_stream' = cur.rowCount ? BigInt(cur.rows[0].revision) : 'no_stream';
+
+      // Idempotent append: every id already in the stream means this exact append happened before.
+      const ids = events.map((e) => e.id);
+      const existing = await client.query<Row>(
+        'select * from es.events where stream_id = $1 and event_id = any($2::uuid[]) order by stream_revision', [streamId, ids]);
+      if (existing.rowCount === events.length) {
+        await client.query('commit');
+        const last = toRecorded(existing.rows[existing.rows.length - 1]);
+        return { nextRevision: last.revision, position: last.position };
+      }
+      if (existing.rowCount) {
+        throw new WrongExpectedRevisionError(streamId, expected, actual);
+      }
+      if (expected === 'no_stream' ? actual !== 'no_stream' : expected !== 'any' && actual !== expected) {
+        throw new WrongExpectedRevisionError(streamId, expected, actual);
+      }
+      const first = actual === 'no_stream' ? 0n : actual + 1n;
+      const inserted = await client.query<{ global_position: string; transaction_id: string; stream_revision: string }>(
+        `insert into es.events (stream_id, stream_revision, event_id, type, data, metadata)
+         select $1, $2::bigint + ord - 1, id, type, data, metadata
+         from unnest($3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[]) with ordinality as t(id, type, data, metadata, ord)
+         returning global_position, transaction_id, stream_revision`,
+        [streamId, first.toString(), ids, events.map((e) => e.type), events.map((e) => JSON.stringify(e.data)),
+          events.map((e) => JSON.stringify(e.metadata ?? {}))],
+      );
+      const next = first + BigInt(events.length) - 1n;
+      await client.query(
+        'insert into es.streams (stream_id, revision) values ($1, $2) on conflict (stream_id) do update set revision = excluded.revision',
+        [streamId, next.toString()]);
+      await client.query(`select pg_notify('es_appended', '')`);
+      if (this.options.beforeCommit) await this.options.beforeCommit();
+      await client.query('commit');
+      const last = inserted.rows.reduce((a, b) => (BigInt(a.global_position) > BigInt(b.global_position) ? a : b));
+      return { nextRevision: next, position: { commit: BigInt(last.transaction_id), prepare: BigInt(last.global_position) } };
+    } catch (e) {
+      await client.query('rollback').catch(() => undefined);
+      if ((e as { code?: string }).code === '23505') {
+        // a concurrent append won the race for this revision or stream
+        throw new WrongExpectedRevisionError(streamId, expected, 'no_stream');
+      }
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async readStream(streamId: string, fromRevision = 0n, maxCount = 1_000_000): Promise<RecordedEvent[]> {
+    const { rows } = await this.pool.query<Row>(
+      'select * from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3',
+      [streamId, fromRevision.toString(), maxCount]);
+    return rows.map(toRecorded);
+  }
+
+  async readAll(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<RecordedEvent[]> {
+    const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
+    const { rows } = await this.pool.query<Row>(
+      `select * from es.events
+       where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+         and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         ${filterSql(filter, params)}
+       order by transaction_id, global_position limit $3`, params);
+    return rows.map(toRecorded);
+  }
+
+  async headPosition(): Promise<Position> {
+    const { rows } = await this.pool.query<{ transaction_id: string; global_position: string }>(
+      `select transaction_id, global_position from es.events
+       where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       order by transaction_id desc, global_position desc limit 1`);
+    return rows.length ? { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].global_position) } : START;
+  }
+
+  subscribe(options: SubscribeOptions): Subscription {
+    let position = options.from;
+    let stopped = false;
+    let wake: (() => void) | null = null;
+    const waker = () => wake?.();
+    this.wakers.add(waker);
+    void this.ensureListener();
+    const batchSize = options.batchSize ?? 500;
+    const loop = (async () => {
+      while (!stopped) {
+        try {
+          const events = await this.readAll(position, batchSize, options.filter);
+          if (events.length) {
+            await options.onEvents(events);
+            position = events[events.length - 1].position;
+            continue;
+          }
+        } catch (e) {
+          options.onError?.(e);
+        }
+        if (stopped) break;
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.pollMs);
+          wake = () => { clearTimeout(t); resolve(); };
+        });
+        wake = null;
+      }
+    })();
+    return {
+      stop: async () => {
+        stopped = true;
+        wake?.();
+        this.wakers.delete(waker);
+        await loop;
+      },
+    };
+  }
+
+  /** Wakes subscriptions now (an in-process hint after a local append; NOTIFY covers other processes). */
+  poke(): void {
+    for (const w of this.wakers) w();
+  }
+
+  private async ensureListener(): Promise<void> {
+    if (this.listener || this.closed) return;
+    try {
+      const client = await this.pool.connect();
+      this.listener = client;
+      client.on('notification', () => this.poke());
+      await client.query('listen es_appended');
+    } catch {
+      this.listener = null; // polling still delivers
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.listener) {
+      await this.listener.query('unlisten es_appended').catch(() => undefined);
+      this.listener.release();
+      this.listener = null;
+    }
+  }
+}
+
+export { comparePositions };

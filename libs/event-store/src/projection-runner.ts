@@ -1,0 +1,116 @@
+import { Pool, PoolClient } from 'pg';
+import { Migration } from '@loyalty/platform';
+import { EventStore, Position, RecordedEvent, START, Subscription, SubscriptionFilter, comparePositions, matchesFilter, positionToString } from './event-store.port';
+
+export const PROJECTION_MIGRATIONS: Migration[] = [
+  {
+    id: 'projections-001',
+    sql: `create schema if not exists es;
+          create table if not exists es.checkpoints (name text primary key, commit_pos text not null, prepare_pos text not null, updated_at timestamptz not null default now());`,
+  },
+];
+
+/** A read model: the events it handles and how each changes its rows, inside the runner's transaction. */
+export interface Projection {
+  name: string;
+  filter?: SubscriptionFilter;
+  /** Tables the projection owns, truncated by a rebuild. */
+  tables: string[];
+  apply(tx: PoolClient, event: RecordedEvent): Promise<void>;
+}
+
+/**
+ * Runs a projection from its checkpoint: each batch of events and the new checkpoint are written in
+ * ONE transaction, so the read model is exactly-once although delivery is at-least-once.
+ */
+export class ProjectionRunner {
+  private sub: Subscription | null = null;
+  private position: Position = START;
+  private waiters: { target: Position; resolve: () => void }[] = [];
+  lastError: unknown = null;
+
+  constructor(private readonly store: EventStore, private readonly pool: Pool, readonly projection: Projection) {}
+
+  async start(): Promise<void> {
+    const { rows } = await this.pool.query<{ commit_pos: string; prepare_pos: string }>(
+      'select commit_pos, prepare_pos from es.checkpoints where name = $1', [this.projection.name]);
+    this.position = rows.length ? { commit: BigInt(rows[0].commit_pos), prepare: BigInt(rows[0].prepare_pos) } : START;
+    this.sub = this.store.subscribe({
+      from: this.position,
+      // No store-side filter: the checkpoint must move past events this projection ignores, or a
+      // waiter for such an event's position would never be released.
+      onEvents: (events) => this.applyBatch(events),
+      onError: (e) => { this.lastError = e; },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.sub?.stop();
+    this.sub = null;
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
+  }
+
+  get checkpoint(): Position { return this.position; }
+
+  /** Resolves once the read model reflects everything up to `target` (read-your-writes). */
+  waitFor(target: Position, timeoutMs = 10_000): Promise<void> {
+    if (comparePositions(this.position, target) >= 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.resolve !== done);
+        reject(new Error(`projection ${this.projection.name} did not reach ${positionToString(target)} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = () => { clearTimeout(t); resolve(); };
+      this.waiters.push({ target, resolve: done });
+    });
+  }
+
+  /** Empties the projection's tables and checkpoint, then replays the whole store into them. */
+  async rebuild(): Promise<void> {
+    await this.stop();
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      for (const t of this.projection.tables) await client.query(`truncate ${t}`);
+      await client.query('delete from es.checkpoints where name = $1', [this.projection.name]);
+      await client.query('commit');
+    } catch (e) {
+      await client.query('rollback');
+      throw e;
+    } finally {
+      client.release();
+    }
+    this.position = START;
+    let batch: RecordedEvent[];
+    do {
+      batch = await this.store.readAll(this.position, 1000);
+      if (batch.length) await this.applyBatch(batch);
+    } while (batch.length);
+    await this.start();
+  }
+
+  private async applyBatch(events: RecordedEvent[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      for (const e of events) if (matchesFilter(e, this.projection.filter)) await this.projection.apply(client, e);
+      const last = events[events.length - 1].position;
+      await client.query(
+        `insert into es.checkpoints (name, commit_pos, prepare_pos) values ($1, $2, $3)
+         on conflict (name) do update set commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos, updated_at = now()`,
+        [this.projection.name, last.commit.toString(), last.prepare.toString()]);
+      await client.query('commit');
+      this.position = last;
+      this.lastError = null;
+    } catch (e) {
+      await client.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+    const ready = this.waiters.filter((w) => comparePositions(this.position, w.target) >= 0);
+    this.waiters = this.waiters.filter((w) => comparePositions(this.position, w.target) < 0);
+    for (const w of ready) w.resolve();
+  }
+}

@@ -1,0 +1,75 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Response } from 'express';
+import { AppConfig, problem } from '@loyalty/platform';
+import { APP_CONFIG } from '../tokens';
+import { GatewayRequest, Scope } from '../http/request-context';
+import { ApiKeysService } from './api-keys.service';
+import { ADMIN_KEY, PUBLIC_KEY, SCOPES_KEY } from './auth.decorators';
+import { RateLimiter } from '../rate-limit/rate-limiter';
+
+const bearer = (req: GatewayRequest): string | null => {
+  const h = req.header('authorization');
+  const m = h?.match(/^Bearer\s+(\S+)\s*$/i);
+  return m ? m[1] : null;
+};
+const sha = (s: string) => createHash('sha256').update(s).digest();
+
+/** Authentication, scopes and the rate limit, in that order, for every route. */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  private readonly adminHash: Buffer;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keys: ApiKeysService,
+    private readonly limiter: RateLimiter,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.adminHash = sha(config.adminToken);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) return true;
+    const req = context.switchToHttp().getRequest<GatewayRequest>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const token = bearer(req);
+    if (this.reflector.getAllAndOverride<boolean>(ADMIN_KEY, targets)) {
+      if (!token || !timingSafeEqual(sha(token), this.adminHash)) throw problem('unauthenticated', 'A valid admin token is required');
+      req.admin = true;
+      return true;
+    }
+    if (!token) throw problem('unauthenticated', 'Missing API key: send Authorization: Bearer <key>');
+    const auth = await this.keys.verify(token);
+    if (!auth) throw problem('unauthenticated', 'Unknown, revoked or expired API key');
+    req.auth = auth;
+
+    const needed = this.reflector.getAllAndOverride<Scope[] | undefined>(SCOPES_KEY, targets);
+    if (needed?.length && !needed.some((s) => auth.scopes.includes(s))) {
+      throw problem('insufficient-scope', `This endpoint needs the ${needed.join(' or ')} scope`);
+    }
+
+    const cost = this.costOf(req);
+    const r = await this.limiter.take(auth.keyId, auth.rate, cost);
+    res.setHeader('X-RateLimit-Limit', String(auth.rate.burst));
+    res.setHeader('X-RateLimit-Remaining', String(Math.max(0, Math.floor(r.remaining))));
+    if (!r.allowed) {
+      const retryAfter = Math.max(1, Math.ceil(r.retryAfterSeconds));
+      throw problem('rate-limited', `Rate limit of ${auth.rate.perSecond}/s (burst ${auth.rate.burst}) exceeded`, {
+        extra: { retry_after: retryAfter }, headers: { 'Retry-After': String(retryAfter) },
+      });
+    }
+    return true;
+  }
+
+  /** A batch of n events costs ceil(n/10) tokens; every other call costs one. */
+  private costOf(req: GatewayRequest): number {
+    const body = req.body as { events?: unknown } | undefined;
+    if (req.method === 'POST' && req.path === '/v1/events' && body && Array.isArray(body.events)) {
+      return Math.max(1, Math.ceil(body.events.length / 10));
+    }
+    return 1;
+  }
+}

@@ -1,0 +1,50 @@
+import { Migration } from '@loyalty/platform';
+
+export const GATEWAY_MIGRATIONS: Migration[] = [
+  {
+    id: 'gateway-001',
+    sql: `
+      create schema if not exists gateway;
+      create table gateway.api_keys (
+        id text primary key,
+        program_id text not null,
+        mode text not null check (mode in ('live','test')),
+        name text,
+        prefix text not null,
+        hash bytea not null,
+        scopes text[] not null,
+        rate_burst int,
+        rate_per_second int,
+        created_at timestamptz not null default now(),
+        expires_at timestamptz,
+        revoked_at timestamptz,
+        rotated_to text
+      );
+      create index api_keys_prefix on gateway.api_keys (prefix);
+      create table gateway.idempotency (
+        tenant text not null,
+        key text not null,
+        request_hash text not null,
+        state text not null,
+        response_status int,
+        response_body jsonb,
+        created_at timestamptz not null default now(),
+        primary key (tenant, key)
+      );
+      create table gateway.rejected_calls (
+        id bigserial primary key,
+        program_id text not null,
+        mode text not null,
+        key_id text,
+        method text not null,
+        path text not null,
+        status int not null,
+        slug text,
+        detail text,
+        request_id text,
+        at timestamptz not null default now()
+      );
+      create index rejected_calls_program on gateway.rejected_calls (program_id, at);
+    `,
+  },
+];

@@ -1,0 +1,20 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandBus } from '@loyalty/messaging';
+import { COMMAND_BUS } from '@loyalty/platform';
+import { GatewayRequest } from './request-context';
+
+/** The gateway's side of the bus: every call names the key's programme partition and the key as actor. */
+@Injectable()
+export class Bus {
+  constructor(@Inject(COMMAND_BUS) private readonly bus: CommandBus) {}
+
+  request<T>(req: GatewayRequest, pattern: string, payload: Record<string, unknown> = {}, key?: string): Promise<T> {
+    const auth = req.auth!;
+    return this.bus.request<T>(pattern, { tenant: auth.tenant, actor: auth.keyId, ...payload }, key ?? auth.tenant);
+  }
+
+  /** Admin-plane calls name the partition themselves. */
+  requestAs<T>(tenant: string, pattern: string, payload: Record<string, unknown> = {}, key?: string): Promise<T> {
+    return this.bus.request<T>(pattern, { tenant, actor: 'admin', ...payload }, key ?? tenant);
+  }
+}

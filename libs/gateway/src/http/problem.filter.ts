@@ -1,0 +1,36 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { AppConfig, ProblemData, ProblemError, ProblemSlug } from '@loyalty/platform';
+import { APP_CONFIG } from '../tokens';
+import { GatewayRequest } from './request-context';
+import { sendProblem } from './problem-response';
+import { RejectedCallLog } from './rejected-call.log';
+
+const slugForStatus = (status: number): ProblemSlug =>
+  status === 400 ? 'malformed-json' : status === 401 ? 'unauthenticated' : status === 403 ? 'insufficient-scope'
+    : status === 404 ? 'not-found' : status === 405 ? 'method-not-allowed' : status === 409 ? 'conflict' : status === 413 ? 'payload-too-large'
+      : status === 422 ? 'validation' : status === 429 ? 'rate-limited' : status === 503 ? 'unavailable' : 'internal';
+
+/** Maps every error to a problem: domain ProblemErrors as they are, Nest HTTP errors by status, the rest 500. */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  private readonly log = new Logger('ProblemFilter');
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, private readonly rejected: RejectedCallLog) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const req = host.switchToHttp().getRequest<GatewayRequest>();
+    let p: ProblemData;
+    if (exception instanceof ProblemError) p = exception.problem;
+    else if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${req.path}` : exception.message };
+    } else {
+      this.log.error({ err: exception, requestId: req.requestId }, 'unhandled error');
+      p = { slug: 'internal', detail: 'An unexpected error occurred; retry with the same idempotency key' };
+    }
+    if (res.headersSent) return;
+    sendProblem(res, p, this.config.baseUrl);
+    this.rejected.record(req, res.statusCode, p);
+  }
+}

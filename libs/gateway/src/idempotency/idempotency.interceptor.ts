@@ -1,0 +1,86 @@
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Response } from 'express';
+import { createHash } from 'node:crypto';
+import { Pool } from 'pg';
+import { Observable, from, lastValueFrom } from 'rxjs';
+import { problem, validation } from '@loyalty/platform';
+import { PG_POOL } from '../tokens';
+import { GatewayRequest } from '../http/request-context';
+
+export const IDEMPOTENT_KEY = 'loyalty:idempotent';
+/** Marks a non-event write whose Idempotency-Key header is honoured (interface-spec "Errors"). */
+export const Idempotent = () => SetMetadata(IDEMPOTENT_KEY, true);
+
+const RETENTION = "interval '30 days'";
+/** A record still in progress after this long belongs to a crashed call and may be taken over. */
+const STALE_IN_PROGRESS_SECONDS = 60;
+
+const canonical = (v: unknown): string => {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
+};
+
+type Row = { request_hash: string; state: string; response_status: number | null; response_body: unknown; age: number };
+
+/**
+ * Idempotency-Key for writes other than events: same key and body → the original response with
+ * `Idempotent-Replay: true`; a different body → 409; while the first call runs → 409 in_progress;
+ * failures are not remembered; records live 30 days.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(private readonly reflector: Reflector, @Inject(PG_POOL) private readonly pool: Pool) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (!this.reflector.getAllAndOverride<boolean>(IDEMPOTENT_KEY, [context.getHandler(), context.getClass()])) return next.handle();
+    const req = context.switchToHttp().getRequest<GatewayRequest>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const key = req.header('idempotency-key');
+    if (key === undefined || !req.auth) return next.handle();
+    return from(this.run(req, res, key, next));
+  }
+
+  private async run(req: GatewayRequest, res: Response, key: string, next: CallHandler): Promise<unknown> {
+    if (key.length === 0 || key.length > 255) {
+      throw validation([{ path: '/headers/idempotency-key', message: 'Idempotency-Key must be 1 to 255 characters' }]);
+    }
+    const tenant = req.auth!.tenant;
+    const hash = createHash('sha256').update(`${req.method} ${req.path}\n${canonical(req.body)}`).digest('hex');
+    const claimed = await this.pool.query(
+      `insert into gateway.idempotency (tenant, key, request_hash, state) values ($1, $2, $3, 'in_progress')
+       on conflict (tenant, key) do update set request_hash = excluded.request_hash, state = 'in_progress', created_at = now(), response_status = null, response_body = null
+         where gateway.idempotency.created_at < now() - ${RETENTION}
+            or (gateway.idempotency.state = 'in_progress' and gateway.idempotency.created_at < now() - make_interval(secs => ${STALE_IN_PROGRESS_SECONDS}))
+       returning 1`, [tenant, key, hash]);
+    if (!claimed.rowCount) {
+      const { rows } = await this.pool.query<Row>(
+        `select request_hash, state, response_status, response_body, extract(epoch from now() - created_at)::float as age
+         from gateway.idempotency where tenant = $1 and key = $2`, [tenant, key]);
+      const row = rows[0];
+      if (!row) return this.run(req, res, key, next); // the first call failed and forgot the key meanwhile
+      if (row.request_hash !== hash) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request body');
+      if (row.state === 'in_progress') {
+        throw problem('idempotency-in-progress', 'A request with this Idempotency-Key is still running', {
+          extra: { reason: 'in_progress' }, headers: { 'Retry-After': '1' },
+        });
+      }
+      res.setHeader('Idempotent-Replay', 'true');
+      res.status(row.response_status ?? 200);
+      return row.response_body;
+    }
+    try {
+      const body = await lastValueFrom(next.handle(), { defaultValue: undefined });
+      await this.pool.query(
+        `update gateway.idempotency set state = 'done', response_status = $3, response_body = $4 where tenant = $1 and key = $2`,
+        [tenant, key, res.statusCode, JSON.stringify(body ?? null)]);
+      return body;
+    } catch (e) {
+      await this.pool.query('delete from gateway.idempotency where tenant = $1 and key = $2', [tenant, key]).catch(() => undefined);
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { PATTERNS, MemberView } from '@loyalty/contracts';
+import { RequireScopes } from '../auth/auth.decorators';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
+import { Bus } from '../http/bus';
+import { GatewayRequest } from '../http/request-context';
+import { AdjustDto, EnrolMemberDto, LedgerQuery, ListMembersQuery, PatchMemberDto, ResolveMemberDto } from './members.dto';
+
+const P = PATTERNS.ledger;
+
+@ApiTags('members')
+@ApiBearerAuth()
+@Controller('v1/members')
+export class MembersController {
+  constructor(private readonly bus: Bus) {}
+
+  @Get()
+  @RequireScopes('read')
+  list(@Req() req: GatewayRequest, @Query() query: ListMembersQuery) {
+    return this.bus.request(req, P.list, { query });
+  }
+
+  @Post()
+  @RequireScopes('act')
+  @Idempotent()
+  async enrol(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: Response, @Body() body: EnrolMemberDto) {
+    const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.enrol, { body });
+    res.status(r.created ? 201 : 200);
+    return { data: r.member };
+  }
+
+  @Post('resolve')
+  @RequireScopes('act')
+  @Idempotent()
+  async resolve(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: Response, @Body() body: ResolveMemberDto) {
+    const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.resolve, { body });
+    res.status(r.created ? 201 : 200);
+    return { data: r.member };
+  }
+
+  @Get(':id')
+  @RequireScopes('read')
+  async get(@Req() req: GatewayRequest, @Param('id') id: string) {
+    return { data: await this.bus.request(req, P.get, { id }, id) };
+  }
+
+  @Patch(':id')
+  @RequireScopes('act')
+  @Idempotent()
+  async patch(@Req() req: GatewayRequest, @Param('id') id: string, @Body() body: PatchMemberDto) {
+    return { data: await this.bus.request(req, P.patch, { id, body }, id) };
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  @RequireScopes('act')
+  async erase(@Req() req: GatewayRequest, @Param('id') id: string) {
+    return { data: await this.bus.request(req, P.erase, { id }, id) };
+  }
+
+  @Get(':id/ledger')
+  @RequireScopes('read')
+  entries(@Req() req: GatewayRequest, @Param('id') id: string, @Query() query: LedgerQuery) {
+    return this.bus.request(req, P.entries, { id, query }, id);
+  }
+
+  @Post(':id/adjust')
+  @RequireScopes('act')
+  @Idempotent()
+  async adjust(@Req() req: GatewayRequest, @Param('id') id: string, @Body() body: AdjustDto) {
+    const idempotency_key = body.idempotency_key ?? req.header('idempotency-key');
+    return { data: await this.bus.request(req, P.adjust, { id, body: { ...body, idempotency_key } }, id) };
+  }
+}

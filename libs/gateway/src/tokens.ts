@@ -1,0 +1,1 @@
+export { APP_CONFIG, PG_POOL } from '@loyalty/platform';

@@ -1,0 +1,35 @@
+import { LedgerContext } from '../ledger.context';
+
+export interface Liability {
+  outstanding_cents: number; available_cents: number; pending_cents: number;
+  lifetime_issued_cents: number; lifetime_redeemed_cents: number; members: number; as_of: string;
+}
+
+const TTL_MS = 30_000;
+
+/** Finance view: sums of the members projection, cached 30 s per programme and mode. */
+export class LiabilityService {
+  private readonly cache = new Map<string, { at: number; value: Liability }>();
+  constructor(private readonly ctx: LedgerContext) {}
+
+  async get(tenant: string): Promise<Liability> {
+    const hit = this.cache.get(tenant);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
+    const { rows } = await this.ctx.pool.query<Record<string, string>>(
+      `select coalesce(sum(available_cents),0) as available, coalesce(sum(pending_cents),0) as pending,
+              coalesce(sum(lifetime_earned_cents),0) as issued, coalesce(sum(lifetime_redeemed_cents),0) as redeemed,
+              count(*) filter (where state not in ('deleted','anonymised')) as members
+       from ledger.members where tenant = $1`, [tenant]);
+    const r = rows[0];
+    const value: Liability = {
+      outstanding_cents: Number(r.available) + Number(r.pending),
+      available_cents: Number(r.available), pending_cents: Number(r.pending),
+      lifetime_issued_cents: Number(r.issued), lifetime_redeemed_cents: Number(r.redeemed),
+      members: Number(r.members), as_of: new Date().toISOString(),
+    };
+    this.cache.set(tenant, { at: Date.now(), value });
+    return value;
+  }
+
+  clear(tenant?: string): void { if (tenant) this.cache.delete(tenant); else this.cache.clear(); }
+}

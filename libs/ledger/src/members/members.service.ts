@@ -1,0 +1,379 @@
+import { randomUUID } from 'node:crypto';
+import type { MemberState, MemberView } from '@loyalty/contracts';
+import { AppendResult, Decision, WrongExpectedRevisionError } from '@loyalty/event-store';
+import {
+  MemberAggregate, MemberEvent, MemberRuleError, decideAdjust, decideStateChange, memberEvolver,
+} from '@loyalty/domain-member';
+import { FieldError, Page, ProblemError, decodeCursor, encodeCursor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
+import { LedgerContext, memberStream } from '../ledger.context';
+import type { Pii } from '../pii/pii.vault';
+import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
+import { toEntryView, toMemberView } from './member.view';
+
+export const toProblem = (e: unknown): unknown => {
+  if (!(e instanceof MemberRuleError)) return e;
+  if (e.code === 'not-found') return notFound('member');
+  if (e.code === 'conflict') return problem('conflict', e.message);
+  return problem(e.code, e.message);
+};
+
+export interface ProfileInput { email?: string; phone?: string; external_ref?: string; accepted_terms_version?: string; marketing_consent?: boolean }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Members: identity, enrolment, profile, erasure, adjustments and reads (ledger service). */
+export class MembersService {
+  constructor(private readonly ctx: LedgerContext) {}
+
+  // ---------- reads ----------
+
+  async load(tenant: string, memberId: string): Promise<MemberAggregate> {
+    const { state } = await this.ctx.handler.load(memberStream(tenant, memberId), memberEvolver);
+    return state;
+  }
+
+  /** Resolves any accepted id form to a member id of this tenant, or 404. */
+  async resolveId(tenant: string, raw: string): Promise<string> {
+    const ref = parseMemberRef(raw);
+    if (!ref) throw notFound('member');
+    const id = await this.lookup(tenant, ref);
+    if (!id) throw notFound('member');
+    if (ref.kind === 'id') {
+      const s = await this.load(tenant, id);
+      if (!s.exists) throw notFound('member');
+    }
+    return id;
+  }
+
+  private async lookup(tenant: string, ref: MemberRef): Promise<string | null> {
+    if (ref.kind === 'id') return ref.value;
+    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
+      'select member_id from ledger.identities where tenant = $1 and kind = $2 and value = $3', [tenant, ref.kind, ref.value]);
+    return rows[0]?.member_id ?? null;
+  }
+
+  async view(tenant: string, memberId: string): Promise<MemberView> {
+    const s = await this.load(tenant, memberId);
+    if (!s.exists) throw notFound('member');
+    const pii = await this.ctx.vault.open(tenant, memberId, s.pii);
+    return toMemberView(s, pii, await this.ctx.programs.now(tenant));
+  }
+
+  async get(tenant: string, raw: string): Promise<MemberView> {
+    return this.view(tenant, await this.resolveId(tenant, raw));
+  }
+
+  async list(tenant: string, q: { limit?: number; cursor?: string; email?: string; state?: MemberState }): Promise<Page<MemberView>> {
+    const limit = q.limit ?? 25;
+    const after = decodeCursor(q.cursor);
+    const params: unknown[] = [tenant, after ? Number(after[0]) : 0, limit + 1];
+    let where = 'tenant = $1 and seq > $2';
+    if (q.email) { params.push(normaliseEmail(q.email)); where += ` and email = $${params.length}`; }
+    if (q.state) { params.push(q.state); where += ` and state = $${params.length}`; }
+    const { rows } = await this.ctx.pool.query<{ seq: string; member_id: string }>(
+      `select seq, member_id from ledger.members where ${where} order by seq limit $3`, params);
+    const page = rows.slice(0, limit);
+    const data = await Promise.all(page.map((r) => this.view(tenant, r.member_id)));
+    return { data, pagination: { cursor: rows.length > limit ? encodeCursor([page[page.length - 1].seq]) : null } };
+  }
+
+  async entries(tenant: string, raw: string, q: { limit?: number; cursor?: string }) {
+    const id = await this.resolveId(tenant, raw);
+    const s = await this.load(tenant, id);
+    const program = await this.ctx.programs.forTenant(tenant);
+    const limit = q.limit ?? 50;
+    const after = decodeCursor(q.cursor);
+    const start = after ? Number(after[0]) + 1 : 0;
+    const ids = s.order.slice(start, start + limit);
+    const data = ids.map((eid) => toEntryView(s.entries.get(eid)!, program.currency_name));
+    const more = start + limit < s.order.length;
+    return { data, pagination: { cursor: more ? encodeCursor([start + ids.length - 1]) : null } };
+  }
+
+  // ---------- writes ----------
+
+  /** Runs a decision on a member stream and waits until the read models have seen it. */
+  async decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R>): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
+    try {
+      const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, decide);
+      await this.ctx.settle(out.append?.position);
+      return out;
+    } catch (e) {
+      throw toProblem(e);
+    }
+  }
+
+  private async validatedIdentity(input: ProfileInput): Promise<{ email?: string; phone?: string; external_ref?: string }> {
+    const errors: FieldError[] = [];
+    let phone: string | undefined;
+    if (input.phone !== undefined) {
+      const p = normalisePhone(input.phone);
+      if (p.ok) phone = p.value;
+      else errors.push(p.error);
+    }
+    if (errors.length) throw validation(errors);
+    return { email: input.email !== undefined ? normaliseEmail(input.email) : undefined, phone, external_ref: input.external_ref };
+  }
+
+  private async owner(tenant: string, kind: 'email' | 'phone' | 'ref', value: string | undefined): Promise<string | null> {
+    if (value === undefined) return null;
+    return this.lookup(tenant, { kind, value } as MemberRef);
+  }
+
+  private async claim(tenant: string, kind: 'email' | 'phone' | 'ref', value: string, memberId: string): Promise<boolean> {
+    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
+      `insert into ledger.identities (tenant, kind, value, member_id) values ($1,$2,$3,$4)
+       on conflict (tenant, kind, value) do update set member_id = ledger.identities.member_id returning member_id`,
+      [tenant, kind, value, memberId]);
+    return rows[0].member_id === memberId;
+  }
+
+  private async unclaim(tenant: string, memberId: string, kind: 'email' | 'phone' | 'ref', value?: string | null): Promise<void> {
+    if (value === undefined) {
+      await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2 and kind = $3', [tenant, memberId, kind]);
+    } else if (value !== null) {
+      await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2 and kind = $3 and value = $4', [tenant, memberId, kind, value]);
+    }
+  }
+
+  /**
+   * POST /v1/members: email anchors identity. 201 when this call enrolled the member (new or a
+   * prospect), 200 when already enrolled (possibly enriched with a phone or external_ref).
+   */
+  async enrol(tenant: string, input: ProfileInput & { email: string }, at: string): Promise<{ created: boolean; member: MemberView }> {
+    const ids = await this.validatedIdentity(input);
+    const email = ids.email!;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      let memberId = await this.owner(tenant, 'email', email);
+      if (!memberId) {
+        // No member has this email; a prospect known only by phone or ref is adopted.
+        const byPhone = await this.owner(tenant, 'phone', ids.phone);
+        const byRef = await this.owner(tenant, 'ref', ids.external_ref);
+        for (const other of [byPhone, byRef]) {
+          if (!other) continue;
+          const s = await this.load(tenant, other);
+          const pii = await this.ctx.vault.open(tenant, other, s.pii);
+          if (pii.email && pii.email !== email) {
+            if (other === byPhone) throw problem('phone-conflict', 'This phone number belongs to a different member');
+            throw validation([{ path: '/external_ref', message: 'external_ref belongs to a different member' }]);
+          }
+        }
+        if (byPhone && byRef && byPhone !== byRef) throw problem('phone-conflict', 'The phone and external_ref belong to different members');
+        const adopt = byPhone ?? byRef;
+        const candidate = adopt ?? newId('M');
+        if (!(await this.claim(tenant, 'email', email, candidate))) continue; // a concurrent enrolment won; go again
+        memberId = candidate;
+      }
+      const s = await this.load(tenant, memberId);
+      if (!s.exists) {
+        const created = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt);
+        if (created === 'retry') continue;
+        if (created === 'created') return { created: true, member: await this.view(tenant, memberId) };
+        // someone else created it: fall through to enrich as "already enrolled"
+      }
+      const result = await this.enrichAndEnrol(tenant, memberId, { email, phone: ids.phone, external_ref: ids.external_ref }, input, at);
+      return { created: result.enrolled, member: await this.view(tenant, memberId) };
+    }
+    throw problem('unavailable', 'Could not enrol the member; retry with the same idempotency key');
+  }
+
+  /** Creates the member stream. The identity claim happened first; a claim whose creator vanished is completed by whoever finds it. */
+  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number): Promise<'created' | 'exists' | 'retry'> {
+    // give the claimant a moment to append before completing its work
+    if (attempt > 0) {
+      for (let i = 0; i < 20; i++) {
+        if ((await this.load(tenant, memberId)).exists) return 'exists';
+        await sleep(25);
+      }
+    }
+    if (pii.phone && !(await this.claim(tenant, 'phone', pii.phone, memberId))) {
+      throw problem('phone-conflict', 'This phone number belongs to a different member');
+    }
+    if (pii.external_ref && !(await this.claim(tenant, 'ref', pii.external_ref, memberId))) {
+      throw validation([{ path: '/external_ref', message: 'external_ref belongs to a different member' }]);
+    }
+    const sealed = await this.ctx.vault.seal(tenant, memberId, pii);
+    try {
+      const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
+        if (s.exists) return { events: [], result: false };
+        return {
+          events: [{
+            type: 'MemberCreated' as const, data: {
+              member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
+              marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
+            },
+          }],
+          result: true,
+        };
+      });
+      await this.ctx.settle(out.append?.position);
+      return out.result ? 'created' : 'exists';
+    } catch (e) {
+      if (e instanceof WrongExpectedRevisionError) return 'retry';
+      throw e;
+    }
+  }
+
+  private async enrichAndEnrol(tenant: string, memberId: string, ids: { email?: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, enrol = true): Promise<{ enrolled: boolean }> {
+    const current = await this.load(tenant, memberId);
+    const pii = await this.ctx.vault.open(tenant, memberId, current.pii);
+    const next: Pii = { ...pii };
+    if (ids.phone && ids.phone !== pii.phone) {
+      const other = await this.owner(tenant, 'phone', ids.phone);
+      if (other && other !== memberId) throw problem('phone-conflict', 'This phone number belongs to a different member');
+      if (!(await this.claim(tenant, 'phone', ids.phone, memberId))) throw problem('phone-conflict', 'This phone number belongs to a different member');
+      if (pii.phone) await this.unclaim(tenant, memberId, 'phone', pii.phone);
+      next.phone = ids.phone;
+    }
+    if (ids.external_ref && ids.external_ref !== pii.external_ref) {
+      const other = await this.owner(tenant, 'ref', ids.external_ref);
+      if (other && other !== memberId) throw validation([{ path: '/external_ref', message: 'external_ref belongs to a different member' }]);
+      await this.claim(tenant, 'ref', ids.external_ref, memberId);
+      if (pii.external_ref) await this.unclaim(tenant, memberId, 'ref', pii.external_ref);
+      next.external_ref = ids.external_ref;
+    }
+    if (ids.email && !pii.email) next.email = ids.email;
+    const piiChanged = JSON.stringify(next) !== JSON.stringify(pii);
+    const sealed = piiChanged ? await this.ctx.vault.seal(tenant, memberId, next) : undefined;
+    const { result } = await this.decide(tenant, memberId, (s) => {
+      if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
+      const events: MemberEvent[] = [];
+      const profile: Extract<MemberEvent, { type: 'ProfileUpdated' }>['data'] = { at };
+      if (sealed) profile.pii = sealed;
+      if (input.marketing_consent !== undefined && input.marketing_consent !== s.marketing_consent) profile.marketing_consent = input.marketing_consent;
+      if (input.accepted_terms_version !== undefined && input.accepted_terms_version !== s.accepted_terms_version && !(enrol && s.state === 'prospect')) {
+        profile.accepted_terms_version = input.accepted_terms_version;
+      }
+      if (Object.keys(profile).length > 1) events.push({ type: 'ProfileUpdated', data: profile });
+      const enrolNow = s.state === 'prospect' && (enrol || input.accepted_terms_version !== undefined);
+      if (enrolNow) {
+        events.push({ type: 'MemberEnrolled', data: { accepted_terms_version: input.accepted_terms_version ?? null, marketing_consent: input.marketing_consent ?? s.marketing_consent, at } });
+      }
+      return { events, result: enrolNow };
+    });
+    return { enrolled: result };
+  }
+
+  /** POST /v1/members/resolve: finds the member, or creates a silent prospect. */
+  async resolve(tenant: string, input: { email?: string; phone?: string; external_ref?: string }, at: string): Promise<{ created: boolean; member: MemberView }> {
+    if (input.email === undefined && input.phone === undefined && input.external_ref === undefined) {
+      throw validation([{ path: '', message: 'at least one of email, phone or external_ref is required' }]);
+    }
+    const ids = await this.validatedIdentity(input);
+    const owners = new Set<string>();
+    for (const [kind, value] of [['email', ids.email], ['phone', ids.phone], ['ref', ids.external_ref]] as const) {
+      const o = await this.owner(tenant, kind, value);
+      if (o) owners.add(o);
+    }
+    if (owners.size > 1) throw problem('phone-conflict', 'The identifiers belong to different members');
+    if (owners.size === 1) {
+      const memberId = [...owners][0];
+      const s = await this.load(tenant, memberId);
+      if (s.exists) {
+        await this.enrichAndEnrol(tenant, memberId, ids, {}, at, false);
+        return { created: false, member: await this.view(tenant, memberId) };
+      }
+    }
+    const { memberId, created } = await this.findOrCreateProspect(tenant, ids, at);
+    return { created, member: await this.view(tenant, memberId) };
+  }
+
+  /** Used by resolve and by order events naming an unknown customer. */
+  async findOrCreateProspect(tenant: string, ids: { email?: string; phone?: string; external_ref?: string }, at: string): Promise<{ memberId: string; created: boolean }> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      for (const [kind, value] of [['email', ids.email], ['ref', ids.external_ref], ['phone', ids.phone]] as const) {
+        const o = await this.owner(tenant, kind, value);
+        if (o && (await this.load(tenant, o)).exists) return { memberId: o, created: false };
+      }
+      const candidate = newId('M');
+      const [kind, value] = ids.email ? ['email', ids.email] as const : ids.external_ref ? ['ref', ids.external_ref] as const : ['phone', ids.phone!] as const;
+      if (!(await this.claim(tenant, kind, value, candidate))) {
+        const winner = (await this.owner(tenant, kind, value))!;
+        await this.createIfAbsent(tenant, winner, 'prospect', { email: ids.email ?? null, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, {}, at, 1).catch(() => undefined);
+        continue;
+      }
+      const pii: Pii = { email: ids.email ?? null, phone: kind === 'phone' ? ids.phone! : null, external_ref: kind === 'ref' ? ids.external_ref! : null };
+      // secondary identifiers are claimed when free; a clash keeps the prospect without them
+      if (ids.phone && kind !== 'phone' && (await this.claim(tenant, 'phone', ids.phone, candidate))) pii.phone = ids.phone;
+      if (ids.external_ref && kind !== 'ref' && (await this.claim(tenant, 'ref', ids.external_ref, candidate))) pii.external_ref = ids.external_ref;
+      const r = await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0);
+      if (r === 'retry') continue;
+      return { memberId: candidate, created: r === 'created' };
+    }
+    throw problem('unavailable', 'Could not create the prospect; retry');
+  }
+
+  /** PATCH /v1/members/{id}: phone, external_ref, marketing_consent, accepted_terms_version (which enrols a prospect). */
+  async patch(tenant: string, raw: string, input: ProfileInput, at: string): Promise<MemberView> {
+    if (input.email !== undefined) throw validation([{ path: '/email', message: 'email cannot be changed through the API' }]);
+    const memberId = await this.resolveId(tenant, raw);
+    const s = await this.load(tenant, memberId);
+    if (s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
+    const ids = await this.validatedIdentity(input);
+    await this.enrichAndEnrol(tenant, memberId, ids, input, at, false);
+    return this.view(tenant, memberId);
+  }
+
+  /**
+   * DELETE /v1/members/{id}: releases open reservations, voids open vouchers, forfeits the
+   * balance (`expire`, reason `erasure`), erases identifiers and destroys the member's key.
+   */
+  async erase(tenant: string, raw: string, at: string): Promise<MemberView> {
+    const memberId = await this.resolveId(tenant, raw);
+    await this.decide(tenant, memberId, (s) => {
+      if (s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: null };
+      const events: MemberEvent[] = [];
+      for (const r of s.reservations.values()) {
+        if (r.status === 'open') events.push({ type: 'ReservationReleased', data: { reservation_id: r.id, at, reason: 'erasure' } });
+      }
+      let restored = 0;
+      for (const v of s.vouchers.values()) {
+        if (v.status !== 'created') continue;
+        const reverseId = newId('LE');
+        restored += v.amount_cents;
+        events.push({ type: 'EntryRecorded', data: {
+          id: reverseId, type: 'reverse', status: 'posted', amount_cents: v.amount_cents, reason_code: 'voucher_voided', rule: null,
+          parent_entry_id: v.entry_id, release_at: null, expires_at: null, created_at: at, order_ref: null, cause: `void:${v.id}`,
+        } });
+        events.push({ type: 'VoucherRestored', data: { redemption_id: v.id, reverse_entry_id: reverseId, reason: 'erasure', at } });
+      }
+      const remaining = s.available + restored;
+      if (remaining > 0) {
+        events.push({ type: 'EntryRecorded', data: {
+          id: newId('LE'), type: 'expire', status: 'posted', amount_cents: -remaining, reason_code: 'erasure', rule: null,
+          parent_entry_id: null, release_at: null, expires_at: null, created_at: at, order_ref: null, cause: `erasure:${memberId}`,
+        } });
+      }
+      events.push({ type: 'MemberErased', data: { at } });
+      return { events, result: null };
+    });
+    await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
+    await this.ctx.vault.destroy(tenant, memberId);
+    // the projection row keeps no PII once the key is gone
+    await this.ctx.pool.query('update ledger.members set email = null, phone = null, external_ref = null where tenant = $1 and member_id = $2', [tenant, memberId]);
+    return this.view(tenant, memberId);
+  }
+
+  /** POST /v1/members/{id}/adjust. The caller's idempotency key (header or body) makes a retry a no-op. */
+  async adjust(tenant: string, raw: string, input: { amount_cents: number; reason_code: string; note?: string; idempotency_key?: string; actor?: string }, at: string) {
+    const memberId = await this.resolveId(tenant, raw);
+    const cause = input.idempotency_key ? `adjust:${input.idempotency_key}` : `adjust:${randomUUID()}`;
+    const { result, state } = await this.decide(tenant, memberId, (s) => {
+      const done = s.causes.get(cause);
+      if (done) return { events: [], result: done[0] };
+      if (s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
+      const entryId = newId('LE');
+      return { events: decideAdjust(s, { entryId, amount_cents: input.amount_cents, reason_code: input.reason_code, note: input.note ?? null, cause, actor: input.actor ?? null, at }), result: entryId };
+    });
+    const e = state.entries.get(result)!;
+    return { ledger_entry_id: e.id, amount_cents: e.amount_cents, reason_code: e.reason_code, status: e.status, member_id: memberId, created_at: e.created_at };
+  }
+
+  async changeState(tenant: string, raw: string, cmd: 'suspend' | 'reinstate' | 'pause' | 'resume', at: string): Promise<MemberView> {
+    const memberId = await this.resolveId(tenant, raw);
+    await this.decide(tenant, memberId, (s) => ({ events: decideStateChange(s, cmd, at), result: null }));
+    return this.view(tenant, memberId);
+  }
+}
+
+export { ProblemError };

@@ -1,0 +1,42 @@
+import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
+import { lastValueFrom, isObservable } from 'rxjs';
+import { problem } from '@loyalty/platform';
+import { CommandBus, Reply, unwrap } from './command-bus.port';
+
+/**
+ * In-process transport: a Nest microservice strategy whose @MessagePattern handlers are called
+ * directly by InProcessBus. Same handlers, same envelopes as the Kafka transport, no broker.
+ */
+export class InProcessServer extends Server implements CustomTransportStrategy {
+  listen(callback: () => void): void { callback(); }
+  close(): void { /* nothing to close */ }
+  on(): never { throw new Error('InProcessServer has no events'); }
+  unwrap<T>(): T { throw new Error('InProcessServer has no underlying client'); }
+
+  handler(pattern: string): MessageHandler | null {
+    return this.getHandlerByPattern(pattern);
+  }
+}
+
+export class InProcessBus extends CommandBus {
+  constructor(private readonly server: InProcessServer) { super(); }
+
+  async request<T>(pattern: string, payload: unknown): Promise<T> {
+    const handler = this.server.handler(pattern);
+    if (!handler) throw problem('internal', `no handler for ${pattern}`);
+    // A JSON round trip keeps the in-process path honest about what the Kafka path can carry.
+    let result = await handler(JSON.parse(JSON.stringify(payload ?? null)));
+    if (isObservable(result)) result = await lastValueFrom(result);
+    return unwrap(result as Reply<T>);
+  }
+
+  async emit(pattern: string, payload: unknown): Promise<void> {
+    const handler = this.server.handler(pattern);
+    if (!handler) throw problem('internal', `no handler for ${pattern}`);
+    const data = JSON.parse(JSON.stringify(payload ?? null));
+    // Fire and forget, like a broker: failures are the handler's to record.
+    setImmediate(() => {
+      Promise.resolve(handler(data)).catch(() => undefined);
+    });
+  }
+}

@@ -1,0 +1,3 @@
+export * from './command-bus.port';
+export * from './in-process.transport';
+export * from './kafka.transport';

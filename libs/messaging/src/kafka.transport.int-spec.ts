@@ -1,0 +1,130 @@
+import { INestMicroservice, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ProblemError } from '@loyalty/platform';
+// libs/testing's index belongs to another lib owner; the Kafka helper is imported by path.
+import { deleteKafkaTopicsAndGroups, kafkaBrokers, requireKafka, uniqueKafkaName } from '../../testing/src/kafka';
+import {
+  allPatterns,
+  commandBusContractModule,
+  contractPatterns,
+  ContractRecorder,
+  describeCommandBusContract,
+  measureLatency,
+  OrderedMessage,
+} from './command-bus.contract';
+import { InProcessBus, InProcessServer } from './in-process.transport';
+import { KafkaBus, kafkaServerOptions, kafkaServerReady, kafkaTopicsFor } from './kafka.transport';
+
+const logger: LogLevel[] = ['error', 'warn'];
+const brokers = kafkaBrokers();
+const log = (msg: string) => process.stdout.write(`[messaging] ${msg}\n`);
+
+/** One Kafka "service" process (a Nest microservice) plus a KafkaBus caller, on topics of its own. */
+const startKafka = async () => {
+  const t0 = performance.now();
+  await requireKafka(brokers); // fails loudly, never skips
+  const run = uniqueKafkaName('it-messaging');
+  const patterns = contractPatterns(run);
+  const recorder = new ContractRecorder();
+  const serviceGroup = `${run}-svc`;
+  const callerId = `${run}-caller`;
+
+  const app = await NestFactory.createMicroservice(commandBusContractModule(patterns, recorder), {
+    ...kafkaServerOptions(brokers, serviceGroup, serviceGroup),
+    logger,
+  });
+  const bus = new KafkaBus(brokers, callerId, allPatterns(patterns));
+  const tBus = performance.now();
+  // The bus creates the request and reply topics; the service then subscribes to existing topics.
+  await bus.connect();
+  const busMs = performance.now() - tBus;
+  const tApp = performance.now();
+  await app.listen();
+  await kafkaServerReady(app);
+  const appMs = performance.now() - tApp;
+  log(`Kafka harness ready in ${Math.round(performance.now() - t0)} ms (KafkaBus.connect ${Math.round(busMs)} ms incl. topic creation, ` +
+    `microservice listen+first fetch ${Math.round(appMs)} ms)`);
+
+  const stop = async () => {
+    await bus.close();
+    await app.close();
+    await deleteKafkaTopicsAndGroups(brokers, kafkaTopicsFor(allPatterns(patterns)), [serviceGroup, `${callerId}-client`]);
+  };
+  return { bus, app, patterns, recorder, run, stop };
+};
+
+const startInProcess = async () => {
+  const patterns = contractPatterns('it-messaging');
+  const recorder = new ContractRecorder();
+  const server = new InProcessServer();
+  const app: INestMicroservice = await NestFactory.createMicroservice(commandBusContractModule(patterns, recorder), { strategy: server, logger });
+  await app.listen();
+  return { bus: new InProcessBus(server), patterns, recorder, stop: () => app.close() };
+};
+
+describeCommandBusContract('the in-process transport', startInProcess);
+describeCommandBusContract('Kafka', startKafka);
+
+describe('KafkaBus specifics', () => {
+  let h: Awaited<ReturnType<typeof startKafka>>;
+  beforeAll(async () => {
+    h = await startKafka();
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('one key is never handled twice at once, while different keys are handled in parallel', async () => {
+    h.recorder.resetConcurrency();
+    // Keys spread over the 4 partitions (murmur2 of these keys hits more than one partition).
+    const keys = Array.from({ length: 8 }, (_, i) => `parallel-member-${i}`);
+    const sends: Promise<unknown>[] = [];
+    for (let seq = 0; seq < 5; seq++) {
+      for (const key of keys) sends.push(h.bus.request(h.patterns.ordered, { key, seq, delayMs: 15 } satisfies OrderedMessage, key));
+    }
+    await Promise.all(sends);
+    expect(h.recorder.maxActivePerKey).toBe(1);
+    expect(h.recorder.maxActive).toBeGreaterThan(1);
+    for (const key of keys) expect(h.recorder.arrivals.get(key)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('a request nobody answers fails with ProblemError unavailable after the timeout', async () => {
+    const lonely = `${h.run}.nobody-listens`;
+    const bus = new KafkaBus(brokers, `${h.run}-impatient`, [lonely], { timeoutMs: 1_000 });
+    try {
+      await bus.connect();
+      const t0 = Date.now();
+      const e = await bus.request(lonely, { hello: 1 }, 'k').catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(ProblemError);
+      expect((e as ProblemError).problem.slug).toBe('unavailable');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    } finally {
+      await bus.close();
+      await deleteKafkaTopicsAndGroups(brokers, kafkaTopicsFor([lonely]), [`${h.run}-impatient-client`]);
+    }
+  });
+
+  it('a pattern the bus was not built with is refused at once (its reply topic is not subscribed)', async () => {
+    const e = await h.bus.request(`${h.run}.unknown`, {}).catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(ProblemError);
+    expect((e as ProblemError).problem).toMatchObject({ slug: 'internal' });
+  });
+
+  it('connect() fails with an error (no hang) when no broker answers', async () => {
+    const bus = new KafkaBus(['127.0.0.1:1'], 'nobody-home', ['x.y'], { timeoutMs: 1_000 });
+    await expect(bus.connect()).rejects.toThrow();
+    const e = await bus.request('x.y', {}).catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(ProblemError);
+    expect((e as ProblemError).problem.slug).toBe('unavailable');
+    await bus.close();
+  }, 60_000);
+
+  it('reports request-reply latency (measured, not asserted)', async () => {
+    await measureLatency(h.bus, h.patterns.echo, 20, 1); // warm-up
+    const sequential = await measureLatency(h.bus, h.patterns.echo, 200, 1);
+    const concurrent = await measureLatency(h.bus, h.patterns.echo, 200, 20);
+    log(`Kafka request-reply latency, 200 sequential: ${JSON.stringify(sequential)} ms`);
+    log(`Kafka request-reply latency, 200 with 20 in flight: ${JSON.stringify(concurrent)} ms`);
+    expect(sequential.n + concurrent.n).toBe(400);
+  });
+});

@@ -1,0 +1,264 @@
+import { INestMicroservice } from '@nestjs/common';
+import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, Transport } from '@nestjs/microservices';
+import { Consumer, Kafka, KafkaJSError, logLevel, Partitioners } from 'kafkajs';
+import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
+import { problem, ProblemError } from '@loyalty/platform';
+import { CommandBus, Reply, unwrap } from './command-bus.port';
+
+/**
+ * Kafka transport (distributed mode): services host their @MessagePattern handlers in a Nest
+ * microservice built from `kafkaServerOptions`; the gateway (or any caller) talks to them through
+ * `KafkaBus`. Topic = pattern, replies on `<pattern>.reply`, partition key = member or order.
+ *
+ * Wire format: the request value is `JSON.stringify(payload ?? null)` and the server parses it
+ * back with `JsonKafkaRequestDeserializer`, so a handler receives exactly what the in-process
+ * transport hands it (Nest's default Kafka parser only JSON-parses values that start with `{` or
+ * `[`, turns `42` into `'42'` and hands the raw Kafka message to the handler when the value is null).
+ */
+
+export const DEFAULT_KAFKA_PARTITIONS = 4;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Consumer settings shared by services and KafkaBus' reply consumer: react fast, notice dead members soon. */
+const lowLatencyConsumer = {
+  allowAutoTopicCreation: true,
+  sessionTimeout: 10_000,
+  rebalanceTimeout: 20_000,
+  heartbeatInterval: 1_000,
+  // Fetches return as soon as one byte is available; this only bounds an idle long-poll, which
+  // also bounds how late a consumer sees an assignment change or a stop request.
+  maxWaitTimeInMs: 50,
+} as const;
+
+const clientConfig = (clientId: string, brokers: string[]) => ({
+  clientId,
+  brokers,
+  logLevel: logLevel.WARN,
+  connectionTimeout: 3_000,
+  retry: { initialRetryTime: 100, maxRetryTime: 2_000, retries: 5 },
+});
+
+/** The Java client's murmur2 partitioner: the same key lands on the same partition as from any Kafka client. */
+const producerConfig = { createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true };
+
+/** Request topics are the patterns; Nest replies on `<pattern>.reply`. */
+export const kafkaTopicsFor = (patterns: readonly string[]): string[] =>
+  [...new Set(patterns.flatMap((p) => [p, `${p}.reply`]))];
+
+/** Parses every request value as JSON (falls back to the raw string for non-JSON producers). */
+export class JsonKafkaRequestDeserializer implements ConsumerDeserializer {
+  deserialize(message: { value?: unknown } | null, options?: Record<string, unknown>): IncomingRequest {
+    return { pattern: options?.channel, data: decodeJson(message?.value) } as IncomingRequest;
+  }
+}
+
+const decodeJson = (value: unknown): unknown => {
+  if (value === null || value === undefined) return null;
+  const text = Buffer.isBuffer(value) ? value.toString('utf8') : typeof value === 'string' ? value : null;
+  if (text === null) return value; // already decoded by someone else
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+export interface KafkaServerTuning {
+  /** Partitions processed at once; one partition (= one member or order) is always sequential. Default 8. */
+  partitionsConsumedConcurrently?: number;
+}
+
+/**
+ * Options for `NestFactory.createMicroservice(AppModule, kafkaServerOptions(...))` in a service
+ * process. `groupId` is the service's consumer group, used verbatim (e.g. `loyalty-ledger`): every
+ * replica of a service shares it, so each request is handled once, by the owner of its partition.
+ */
+export const kafkaServerOptions = (
+  brokers: string[],
+  groupId: string,
+  clientId: string,
+  tuning: KafkaServerTuning = {},
+): KafkaOptions & { transport: Transport.KAFKA } => ({
+  transport: Transport.KAFKA,
+  options: {
+    // Nest appends "-server" to clientId and groupId by default; the names given here are the names.
+    postfixId: '',
+    client: clientConfig(clientId, brokers),
+    consumer: { groupId, ...lowLatencyConsumer },
+    run: { partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently ?? 8 },
+    producer: producerConfig,
+    parser: { keepBinary: true },
+    deserializer: new JsonKafkaRequestDeserializer(),
+  },
+});
+
+/**
+ * Resolves once a kafkajs consumer has completed a fetch, i.e. joined its group AND resolved its
+ * start offsets. Until then a new group (which starts at the log end) can miss messages produced
+ * in the meantime: `listen()`/`connect()` resolve after the group join, before the offsets exist.
+ */
+export const whenConsuming = (consumer: Consumer, timeoutMs = 15_000): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`Kafka consumer did not fetch within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const off = consumer.on(consumer.events.FETCH, () => {
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
+
+/** For a microservice started with `kafkaServerOptions`: resolves when its consumer really consumes. */
+export const kafkaServerReady = async (app: INestMicroservice, timeoutMs?: number): Promise<void> => {
+  const [, consumer] = app.unwrap<[Kafka, Consumer | null, unknown]>();
+  if (!consumer) throw new Error('the Kafka microservice is not listening yet; call listen() first');
+  await whenConsuming(consumer, timeoutMs);
+};
+
+export interface KafkaTopicSettings {
+  partitions?: number;
+  replicationFactor?: number;
+}
+
+/** Creates the topics that do not exist yet (and waits for their leaders). */
+export const ensureKafkaTopics = async (
+  brokers: string[],
+  topics: readonly string[],
+  { partitions = DEFAULT_KAFKA_PARTITIONS, replicationFactor = 1 }: KafkaTopicSettings = {},
+): Promise<void> => {
+  if (topics.length === 0) return;
+  const admin = new Kafka(clientConfig('loyalty-topic-admin', brokers)).admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = [...new Set(topics)].filter((t) => !existing.has(t));
+    if (missing.length === 0) return;
+    // Resolves false (no throw) when another process created them in between.
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
+    });
+  } finally {
+    await admin.disconnect();
+  }
+};
+
+export interface KafkaBusOptions extends KafkaTopicSettings {
+  /** How long `request` waits for a reply before failing with 503 'unavailable'. Default 30 s. */
+  timeoutMs?: number;
+  /**
+   * Reply consumer group; default `<clientId>`, and Nest appends `-client`. Replicas of one caller
+   * share it and Nest's reply partition assigner gives each its own reply partition, so there can
+   * be at most as many replicas as reply topic partitions.
+   */
+  groupId?: string;
+  /** How long `connect()` waits for the reply consumer to be fetching. Default 15 s. */
+  readyTimeoutMs?: number;
+}
+
+/**
+ * CommandBus over Kafka with Nest's ClientKafka. Subscribes to `<pattern>.reply` for every pattern
+ * it is built with (before connecting, as ClientKafka requires); `connect()` creates the request and
+ * reply topics, joins the reply group and waits until replies can actually be received.
+ */
+export class KafkaBus extends CommandBus {
+  private readonly client: ClientKafka;
+  private readonly patterns: ReadonlySet<string>;
+  private readonly timeoutMs: number;
+  private connecting: Promise<void> | null = null;
+
+  constructor(
+    private readonly brokers: string[],
+    clientId: string,
+    patterns: string[],
+    private readonly options: KafkaBusOptions = {},
+  ) {
+    super();
+    this.patterns = new Set(patterns);
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.client = new ClientKafka({
+      client: clientConfig(clientId, brokers),
+      consumer: { groupId: options.groupId ?? clientId, ...lowLatencyConsumer },
+      producer: producerConfig,
+    });
+    for (const pattern of this.patterns) this.client.subscribeToResponseOf(pattern);
+  }
+
+  /** Idempotent; a failed attempt is forgotten, so calling it again retries. */
+  connect(): Promise<void> {
+    this.connecting ??= this.doConnect().catch(async (e: unknown) => {
+      this.connecting = null;
+      await this.client.close().catch(() => undefined);
+      throw e;
+    });
+    return this.connecting;
+  }
+
+  async close(): Promise<void> {
+    const connecting = this.connecting;
+    this.connecting = null;
+    if (connecting) await connecting.catch(() => undefined);
+    await this.client.close();
+  }
+
+  async request<T>(pattern: string, payload: unknown, key?: string): Promise<T> {
+    if (!this.patterns.has(pattern)) {
+      throw problem('internal', `KafkaBus is not subscribed to replies of ${pattern}; add it to its patterns`);
+    }
+    await this.connect().catch((e: unknown) => { throw toProblem(e, pattern); });
+    let reply: Reply<T>;
+    try {
+      reply = await lastValueFrom(
+        this.client.send<Reply<T>>(pattern, this.message(payload, key)).pipe(timeout({ first: this.timeoutMs })),
+      );
+    } catch (e) {
+      if (e instanceof TimeoutError) {
+        throw problem('unavailable', `no reply to ${pattern} within ${this.timeoutMs} ms`);
+      }
+      throw toProblem(e, pattern);
+    }
+    return unwrap(reply);
+  }
+
+  /** Resolves once the broker has the message (acks from all in-sync replicas). */
+  async emit(pattern: string, payload: unknown, key?: string): Promise<void> {
+    try {
+      await this.connect();
+      await lastValueFrom(this.client.emit(pattern, this.message(payload, key)), { defaultValue: undefined });
+    } catch (e) {
+      throw toProblem(e, pattern);
+    }
+  }
+
+  private message(payload: unknown, key?: string): { key: string | null; value: string } {
+    // A fresh object per call: Nest's serializer encodes it in place.
+    return { key: key ?? null, value: JSON.stringify(payload ?? null) };
+  }
+
+  private async doConnect(): Promise<void> {
+    await ensureKafkaTopics(this.brokers, kafkaTopicsFor([...this.patterns]), this.options);
+    await this.client.connect();
+    if (this.patterns.size > 0) await whenConsuming(this.client.consumer, this.options.readyTimeoutMs);
+  }
+}
+
+/** Broker trouble → 503 'unavailable'; an error from the remote handler (a Nest RPC error) → 500 'internal'. */
+const toProblem = (e: unknown, pattern: string): ProblemError => {
+  if (ProblemError.is(e)) return e;
+  if (e instanceof KafkaJSError) return problem('unavailable', `Kafka: ${e.message}`);
+  return problem('internal', `${pattern} failed: ${rpcErrorMessage(e)}`);
+};
+
+const rpcErrorMessage = (e: unknown): string => {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'string') return e;
+  if (e && typeof e === 'object' && 'message' in e && typeof e.message === 'string') return e.message;
+  try {
+    return JSON.stringify(e);
+  } catch {
+    return String(e);
+  }
+};

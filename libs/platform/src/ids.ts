@@ -1,0 +1,26 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { monotonicFactory } from 'ulid';
+
+const ulid = monotonicFactory();
+
+/** Public identifiers (decisions §1): a prefix plus a 26-character ULID. */
+export const newId = (prefix: 'P' | 'M' | 'LE' | 'EV' | 'RD' | 'RS' | 'RF' | 'WE' | 'WD' | 'K' | 'MB'): string => `${prefix}-${ulid()}`;
+export const newUlid = (): string => ulid();
+
+/** Crockford base32 without the ambiguous I, L, O, U. */
+export const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+export const randomCrockford = (length: number): string => {
+  let out = '';
+  for (let i = 0; i < length; i++) out += CROCKFORD[randomInt(CROCKFORD.length)];
+  return out;
+};
+export const newVoucherCode = (): string => `RWD-${randomCrockford(4)}-${randomCrockford(4)}`;
+export const newReferralCode = (): string => randomCrockford(8);
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const randomBase62 = (length: number): string => {
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
+  return out;
+};
+export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;

@@ -1,0 +1,7 @@
+export * from './ids';
+export * from './problem';
+export * from './config';
+export * from './db';
+export * from './tenant';
+export * from './cursor';
+export * from './tokens';

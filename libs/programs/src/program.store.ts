@@ -1,0 +1,157 @@
+import { Pool } from 'pg';
+import { DEFAULT_SETTINGS, Program, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
+import { Migration, Tenant, newId, notFound, parseTenantKey } from '@loyalty/platform';
+
+export const PROGRAM_MIGRATIONS: Migration[] = [
+  {
+    id: 'program-001',
+    sql: `
+      create schema if not exists program;
+      create table program.programs (
+        id text primary key,
+        program_name text not null,
+        currency_name text not null,
+        settings jsonb not null,
+        rules jsonb not null,
+        tiers jsonb not null,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now()
+      );
+      -- every version of the rules, so an event can be explained by the rules in force when it ran
+      create table program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
+      create table program.test_clocks (program_id text primary key, offset_ms bigint not null default 0);
+    `,
+  },
+];
+
+type Row = { id: string; program_name: string; currency_name: string; settings: ProgramSettings; rules: Rule[]; tiers: Tier[]; created_at: Date; updated_at: Date };
+const toProgram = (r: Row): Program => ({
+  id: r.id, program_name: r.program_name, currency_name: r.currency_name,
+  settings: { ...DEFAULT_SETTINGS, ...r.settings }, rules: r.rules, tiers: r.tiers,
+  created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+});
+
+/** Normalises admin input into stored rules; versions start at 1 and rise on every change of a rule. */
+export const normaliseRules = (input: Partial<Rule>[], previous: Rule[] = []): Rule[] =>
+  input.map((r, i) => {
+    const id = r.id ?? `rule_${i + 1}`;
+    const before = previous.find((p) => p.id === id);
+    const rule: Rule = {
+      id,
+      name: r.name ?? id,
+      type: r.type ?? 'base',
+      version: 1,
+      earn_rate_pct: r.earn_rate_pct ?? 0,
+      timing: r.timing ?? 'immediate',
+      tags: r.tags ?? null,
+      min_order_cents: r.min_order_cents ?? null,
+      cap_per_order_cents: r.cap_per_order_cents ?? null,
+      expiry_months: r.expiry_months ?? null,
+      starts_at: r.starts_at ?? null,
+      ends_at: r.ends_at ?? null,
+      budget_cents: r.budget_cents ?? null,
+      applies_to: r.applies_to ?? null,
+      amount_cents: r.amount_cents ?? null,
+      friend_amount_cents: r.friend_amount_cents ?? null,
+    };
+    if (before) {
+      const { version: _v, ...a } = before;
+      const { version: _w, ...b } = rule;
+      rule.version = JSON.stringify(a) === JSON.stringify(b) ? before.version : before.version + 1;
+    }
+    return rule;
+  });
+
+export const normaliseTiers = (input: Partial<Tier>[]): Tier[] =>
+  input.map((t, i) => ({
+    name: t.name ?? `Tier ${i + 1}`,
+    level: t.level ?? i + 1,
+    threshold_type: t.threshold_type ?? 'spend',
+    threshold_value: t.threshold_value ?? 0,
+    criteria: t.criteria ?? [],
+    criteria_mode: t.criteria_mode ?? 'all',
+    window: t.window ?? 'lifetime',
+    window_days: t.window_days ?? null,
+    earn_multiplier: t.earn_multiplier ?? 1,
+    benefits: t.benefits ?? {},
+  })).sort((a, b) => a.level - b.level);
+
+/** Programme configuration, shared read-mostly by every service (the admin plane writes it). */
+export class ProgramStore {
+  constructor(private readonly pool: Pool) {}
+
+  async create(input: { program_name: string; currency_name: string; settings?: Partial<ProgramSettings>; rules?: Partial<Rule>[]; tiers?: Partial<Tier>[] }): Promise<Program> {
+    const id = newId('P');
+    const settings = { ...DEFAULT_SETTINGS, ...(input.settings ?? {}) };
+    const rules = normaliseRules(input.rules ?? []);
+    const tiers = normaliseTiers(input.tiers ?? []);
+    const { rows } = await this.pool.query<Row>(
+      `insert into program.programs (id, program_name, currency_name, settings, rules, tiers) values ($1,$2,$3,$4,$5,$6) returning *`,
+      [id, input.program_name, input.currency_name, JSON.stringify(settings), JSON.stringify(rules), JSON.stringify(tiers)]);
+    await this.pool.query('insert into program.rule_history (program_id, rules, tiers) values ($1,$2,$3)', [id, JSON.stringify(rules), JSON.stringify(tiers)]);
+    return toProgram(rows[0]);
+  }
+
+  async find(id: string): Promise<Program | null> {
+    const { rows } = await this.pool.query<Row>('select * from program.programs where id = $1', [id]);
+    return rows.length ? toProgram(rows[0]) : null;
+  }
+
+  async get(id: string): Promise<Program> {
+    const p = await this.find(id);
+    if (!p) throw notFound('programme');
+    return p;
+  }
+
+  /** The programme behind a tenant key (live and sandbox share rules and tiers). */
+  forTenant(tenant: string): Promise<Program> {
+    return this.get(parseTenantKey(tenant).programId);
+  }
+
+  async patch(id: string, input: { program_name?: string; currency_name?: string; settings?: Partial<ProgramSettings> }): Promise<Program> {
+    const current = await this.get(id);
+    const settings = { ...current.settings, ...(input.settings ?? {}) };
+    const { rows } = await this.pool.query<Row>(
+      `update program.programs set program_name = $2, currency_name = $3, settings = $4, updated_at = now() where id = $1 returning *`,
+      [id, input.program_name ?? current.program_name, input.currency_name ?? current.currency_name, JSON.stringify(settings)]);
+    return toProgram(rows[0]);
+  }
+
+  async putRules(id: string, input: Partial<Rule>[]): Promise<Program> {
+    const current = await this.get(id);
+    return this.save(id, normaliseRules(input, current.rules), current.tiers);
+  }
+
+  async putTiers(id: string, input: Partial<Tier>[]): Promise<Program> {
+    const current = await this.get(id);
+    return this.save(id, current.rules, normaliseTiers(input));
+  }
+
+  private async save(id: string, rules: Rule[], tiers: Tier[]): Promise<Program> {
+    const { rows } = await this.pool.query<Row>(
+      'update program.programs set rules = $2, tiers = $3, updated_at = now() where id = $1 returning *',
+      [id, JSON.stringify(rules), JSON.stringify(tiers)]);
+    await this.pool.query('insert into program.rule_history (program_id, rules, tiers) values ($1,$2,$3)', [id, JSON.stringify(rules), JSON.stringify(tiers)]);
+    return toProgram(rows[0]);
+  }
+
+  /** The programme clock: real time in live mode; real time plus the test clock's offset in the sandbox. */
+  async now(tenant: Tenant | string): Promise<Date> {
+    const t = typeof tenant === 'string' ? parseTenantKey(tenant) : tenant;
+    if (t.mode === 'live') return new Date();
+    const { rows } = await this.pool.query<{ offset_ms: string }>('select offset_ms from program.test_clocks where program_id = $1', [t.programId]);
+    return new Date(Date.now() + (rows.length ? Number(rows[0].offset_ms) : 0));
+  }
+
+  async advanceTestClock(programId: string, seconds: number): Promise<Date> {
+    await this.pool.query(
+      `insert into program.test_clocks (program_id, offset_ms) values ($1, $2)
+       on conflict (program_id) do update set offset_ms = program.test_clocks.offset_ms + excluded.offset_ms`,
+      [programId, seconds * 1000]);
+    return this.now({ programId, mode: 'test' });
+  }
+
+  async resetTestClock(programId: string): Promise<void> {
+    await this.pool.query('delete from program.test_clocks where program_id = $1', [programId]);
+  }
+}

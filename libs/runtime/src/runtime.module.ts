@@ -1,0 +1,53 @@
+import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Pool } from 'pg';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
+import { AppConfig, APP_CONFIG, COMMAND_HANDLER, EVENT_STORE, Migration, PG_POOL, createPool, ensureDatabase, migrate } from '@loyalty/platform';
+import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
+
+export interface RuntimeOptions { config: AppConfig; migrations: Migration[] }
+
+/** Opens the database (creating it and its schemas on first start) and the event store. */
+export const openRuntime = async (options: RuntimeOptions): Promise<{ pool: Pool; store: EventStore }> => {
+  await ensureDatabase(options.config.databaseUrl);
+  const pool = createPool(options.config.databaseUrl, 30);
+  await migrate(pool, [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...options.migrations]);
+  let store: EventStore;
+  if (options.config.eventStore === 'eventstoredb') {
+    // Loaded lazily so the PostgreSQL default never pulls in the gRPC client.
+    const esdb = await import('@loyalty/event-store');
+    const Ctor = (esdb as unknown as { EventStoreDbEventStore?: new (url: string) => EventStore }).EventStoreDbEventStore;
+    if (!Ctor || !options.config.eventStoreUrl) throw new Error('EVENT_STORE=eventstoredb needs EVENTSTORE_URL and the EventStoreDB adapter');
+    store = new Ctor(options.config.eventStoreUrl);
+  } else {
+    store = new PostgresEventStore(pool);
+  }
+  return { pool, store };
+};
+
+class RuntimeLifecycle implements OnApplicationShutdown {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Inject(EVENT_STORE) private readonly store: EventStore) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+}
+
+/** Shared infrastructure for every app: config, pool, event store, command handler, programmes. */
+@Global()
+@Module({})
+export class RuntimeModule {
+  static forRoot(config: AppConfig, pool: Pool, store: EventStore): DynamicModule {
+    return {
+      module: RuntimeModule,
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: PG_POOL, useValue: pool },
+        { provide: EVENT_STORE, useValue: store },
+        { provide: COMMAND_HANDLER, useValue: new CommandHandler(store) },
+        { provide: ProgramStore, useValue: new ProgramStore(pool) },
+        RuntimeLifecycle,
+      ],
+      exports: [APP_CONFIG, PG_POOL, EVENT_STORE, COMMAND_HANDLER, ProgramStore],
+    };
+  }
+}

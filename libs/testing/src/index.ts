@@ -1,0 +1,2 @@
+export * from './test-database';
+export * from './eventually';
