@@ -1,3 +1,4 @@
 export * from './program';
 export * from './patterns';
 export * from './member';
+export * from './streams';

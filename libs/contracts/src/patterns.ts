@@ -19,6 +19,8 @@ export const PATTERNS = {
     sweep: 'ledger.sweep',
     wipe: 'ledger.sandbox.wipe',
     referral: 'ledger.member.referral',
+    /** any accepted id form (M-…, ref:…, phone:…) → { member_id } or 404 */
+    resolveId: 'ledger.member.resolve-id',
   },
   ingest: {
     submit: 'ingest.events.submit',

@@ -24,8 +24,7 @@ export class LedgerContext {
   }
 }
 
-export const memberStream = (tenant: string, memberId: string): string => `member-${tenant}-${memberId}`;
-export const orderStream = (tenant: string, orderRef: string): string => `order-${tenant}-${orderRef}`;
+export { memberStreamId as memberStream, orderStreamId as orderStream } from '@loyalty/contracts';
 export const parseMemberStream = (streamId: string): { tenant: string; memberId: string } | null => {
   const m = /^member-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
   return m ? { tenant: m[1], memberId: m[2] } : null;

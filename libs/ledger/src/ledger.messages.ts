@@ -22,6 +22,9 @@ export class LedgerMessages {
     return reply(async () => this.members.enrol(p.tenant, p.body, await this.now(p.tenant)));
   }
 
+  @MessagePattern(P.resolveId)
+  resolveId(@Payload() p: T & { id: string }) { return reply(async () => ({ member_id: await this.members.resolveId(p.tenant, p.id) })); }
+
   @MessagePattern(P.get)
   get(@Payload() p: T & { id: string }) { return reply(() => this.members.get(p.tenant, p.id)); }
 
@@ -53,7 +56,11 @@ export class LedgerMessages {
 
   @MessagePattern(P.memberState)
   memberState(@Payload() p: T & { id: string; command: 'suspend' | 'reinstate' | 'pause' | 'resume' }) {
-    return reply(async () => this.members.changeState(p.tenant, p.id, p.command, await this.now(p.tenant)));
+    return reply(async () => {
+      // the admin plane names only the member id; find its programme partition
+      const tenant = p.tenant === '*' ? await this.members.tenantOf(p.id) : p.tenant;
+      return this.members.changeState(tenant, p.id, p.command, await this.now(tenant));
+    });
   }
 
   @MessagePattern(P.liability)

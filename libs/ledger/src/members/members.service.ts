@@ -52,6 +52,13 @@ export class MembersService {
     return rows[0]?.member_id ?? null;
   }
 
+  /** The programme partition of a member id (admin plane calls name only the id). */
+  async tenantOf(memberId: string): Promise<string> {
+    const { rows } = await this.ctx.pool.query<{ tenant: string }>('select tenant from ledger.members where member_id = $1', [memberId]);
+    if (!rows.length) throw notFound('member');
+    return rows[0].tenant;
+  }
+
   async view(tenant: string, memberId: string): Promise<MemberView> {
     const s = await this.load(tenant, memberId);
     if (!s.exists) throw notFound('member');
