@@ -20,6 +20,25 @@ export const unwrap = <T>(r: Reply<T> | undefined | null): T => {
 };
 
 /**
+ * What a caller gets for a failure that is not a domain problem: a Nest RPC error from the handler
+ * (Nest turns any other exception into `{ status: 'error', message: 'Internal server error' }`) or a
+ * bug. ProblemErrors pass through unchanged.
+ */
+export const handlerFailure = (pattern: string, e: unknown): ProblemError =>
+  ProblemError.is(e) ? e : problem('internal', `${pattern} failed: ${errorMessage(e)}`);
+
+const errorMessage = (e: unknown): string => {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'string') return e;
+  if (e && typeof e === 'object' && 'message' in e && typeof e.message === 'string') return e.message;
+  try {
+    return JSON.stringify(e) ?? String(e);
+  } catch {
+    return String(e);
+  }
+};
+
+/**
  * The command bus port. Gateway → services: request-reply where the API answers synchronously,
  * emit where it answers 202. `key` is the partition key (member or order), so one consumer sees a
  * member's commands in order.

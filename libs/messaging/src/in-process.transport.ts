@@ -1,7 +1,7 @@
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { lastValueFrom, isObservable } from 'rxjs';
 import { problem } from '@loyalty/platform';
-import { CommandBus, Reply, unwrap } from './command-bus.port';
+import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
 
 /**
  * In-process transport: a Nest microservice strategy whose @MessagePattern handlers are called
@@ -25,8 +25,15 @@ export class InProcessBus extends CommandBus {
     const handler = this.server.handler(pattern);
     if (!handler) throw problem('internal', `no handler for ${pattern}`);
     // A JSON round trip keeps the in-process path honest about what the Kafka path can carry.
-    let result = await handler(JSON.parse(JSON.stringify(payload ?? null)));
-    if (isObservable(result)) result = await lastValueFrom(result);
+    const data = JSON.parse(JSON.stringify(payload ?? null));
+    let result: unknown;
+    try {
+      result = await handler(data);
+      if (isObservable(result)) result = await lastValueFrom(result);
+    } catch (e) {
+      // Nest hands back `{ status: 'error', message }` for a handler exception; same as over Kafka.
+      throw handlerFailure(pattern, e);
+    }
     return unwrap(result as Reply<T>);
   }
 

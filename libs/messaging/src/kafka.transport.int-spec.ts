@@ -1,4 +1,4 @@
-import { INestMicroservice, LogLevel } from '@nestjs/common';
+import { INestMicroservice, Logger, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ProblemError } from '@loyalty/platform';
 // libs/testing's index belongs to another lib owner; the Kafka helper is imported by path.
@@ -110,14 +110,71 @@ describe('KafkaBus specifics', () => {
     expect((e as ProblemError).problem).toMatchObject({ slug: 'internal' });
   });
 
-  it('connect() fails with an error (no hang) when no broker answers', async () => {
-    const bus = new KafkaBus(['127.0.0.1:1'], 'nobody-home', ['x.y'], { timeoutMs: 1_000 });
-    await expect(bus.connect()).rejects.toThrow();
-    const e = await bus.request('x.y', {}).catch((err: unknown) => err);
-    expect(e).toBeInstanceOf(ProblemError);
-    expect((e as ProblemError).problem.slug).toBe('unavailable');
-    await bus.close();
+  it('connect() fails with an error (no hang) when no broker answers; requests then fail as unavailable', async () => {
+    Logger.overrideLogger(false); // kafkajs logs every retry; the rejection is what matters here
+    try {
+      const bus = new KafkaBus(['127.0.0.1:1'], 'nobody-home', ['x.y'], { timeoutMs: 1_000 });
+      await expect(bus.connect()).rejects.toThrow(/ECONNREFUSED|Connection/);
+      const e = await bus.request('x.y', {}).catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(ProblemError);
+      expect((e as ProblemError).problem.slug).toBe('unavailable');
+      await bus.close();
+    } finally {
+      Logger.overrideLogger(logger);
+    }
   }, 60_000);
+
+  it('close() lets requests in flight finish, then fails the ones still waiting as unavailable', async () => {
+    const patterns = allPatterns(h.patterns);
+    const drained = new KafkaBus(brokers, `${h.run}-drained`, patterns);
+    const cut = new KafkaBus(brokers, `${h.run}-cut`, patterns);
+    try {
+      await Promise.all([drained.connect(), cut.connect()]);
+      const slow = (bus: KafkaBus, key: string) =>
+        bus.request(h.patterns.ordered, { key, seq: 0, delayMs: 400 } satisfies OrderedMessage, key).catch((err: unknown) => err);
+      const finished = slow(drained, 'drain-1');
+      const abandoned = slow(cut, 'drain-2');
+      await new Promise((r) => setTimeout(r, 100));
+      await Promise.all([drained.close(5_000), cut.close(0)]);
+      await expect(finished).resolves.toEqual({ key: 'drain-1', seq: 0 });
+      const e = await abandoned;
+      expect(e).toBeInstanceOf(ProblemError);
+      expect((e as ProblemError).problem.slug).toBe('unavailable');
+    } finally {
+      await Promise.all([drained.close(0), cut.close(0)]);
+      await deleteKafkaTopicsAndGroups(brokers, [], [`${h.run}-drained-client`, `${h.run}-cut-client`]);
+    }
+  });
+
+  it('replicas of one caller share its reply group: each gets a reply partition of its own and its own replies', async () => {
+    const patterns = allPatterns(h.patterns);
+    const a = new KafkaBus(brokers, `${h.run}-gateway`, patterns);
+    const b = new KafkaBus(brokers, `${h.run}-gateway`, patterns);
+    try {
+      await a.connect();
+      const t0 = performance.now();
+      await b.connect(); // a has to rejoin first: a rebalance
+      log(`second replica connect (rebalance of the reply group) took ${Math.round(performance.now() - t0)} ms`);
+      const calls = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).request(h.patterns.echo, { i }, `replica-${i}`));
+      expect(await Promise.all(calls)).toEqual(Array.from({ length: 40 }, (_, i) => ({ i })));
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await deleteKafkaTopicsAndGroups(brokers, [], [`${h.run}-gateway-client`]);
+    }
+  });
+
+  it('refuses to connect a replica that would get no reply partition (more replicas than partitions)', async () => {
+    const pattern = `${h.run}.single-partition`;
+    const a = new KafkaBus(brokers, `${h.run}-narrow`, [pattern], { partitions: 1 });
+    const b = new KafkaBus(brokers, `${h.run}-narrow`, [pattern], { partitions: 1 });
+    try {
+      await a.connect();
+      await expect(b.connect()).rejects.toThrow(/more members than reply partitions/);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await deleteKafkaTopicsAndGroups(brokers, kafkaTopicsFor([pattern]), [`${h.run}-narrow-client`]);
+    }
+  });
 
   it('reports request-reply latency (measured, not asserted)', async () => {
     await measureLatency(h.bus, h.patterns.echo, 20, 1); // warm-up

@@ -1,9 +1,10 @@
-import { INestMicroservice } from '@nestjs/common';
+import { INestMicroservice, Logger } from '@nestjs/common';
 import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, Transport } from '@nestjs/microservices';
-import { Consumer, Kafka, KafkaJSError, logLevel, Partitioners } from 'kafkajs';
-import { lastValueFrom, timeout, TimeoutError } from 'rxjs';
+import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
+import { Consumer, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
+import { lastValueFrom, Subject, takeUntil, timeout, TimeoutError } from 'rxjs';
 import { problem, ProblemError } from '@loyalty/platform';
-import { CommandBus, Reply, unwrap } from './command-bus.port';
+import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
 
 /**
  * Kafka transport (distributed mode): services host their @MessagePattern handlers in a Nest
@@ -37,6 +38,17 @@ const clientConfig = (clientId: string, brokers: string[]) => ({
   connectionTimeout: 3_000,
   retry: { initialRetryTime: 100, maxRetryTime: 2_000, retries: 5 },
 });
+
+/** kafkajs logs through Nest's logger (as ClientKafka and ServerKafka do), not straight to the console. */
+const nestLogCreator = (context: string) => {
+  const logger = new Logger(context);
+  return () => ({ level, log: { message, ...rest } }: LogEntry) => {
+    const line = `${message} ${JSON.stringify(rest)}`;
+    if (level <= logLevel.ERROR) logger.error(line);
+    else if (level === logLevel.WARN) logger.warn(line);
+    else logger.debug(line);
+  };
+};
 
 /** The Java client's murmur2 partitioner: the same key lands on the same partition as from any Kafka client. */
 const producerConfig = { createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true };
@@ -130,7 +142,7 @@ export const ensureKafkaTopics = async (
   { partitions = DEFAULT_KAFKA_PARTITIONS, replicationFactor = 1 }: KafkaTopicSettings = {},
 ): Promise<void> => {
   if (topics.length === 0) return;
-  const admin = new Kafka(clientConfig('loyalty-topic-admin', brokers)).admin();
+  const admin = new Kafka({ ...clientConfig('loyalty-topic-admin', brokers), logCreator: nestLogCreator('KafkaAdmin') }).admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
@@ -145,6 +157,63 @@ export const ensureKafkaTopics = async (
     await admin.disconnect();
   }
 };
+
+type Sender = (batch: ProducerBatch) => Promise<RecordMetadata[]>;
+
+/**
+ * Keeps a producer's sends in call order. kafkajs does not: of 20 concurrent `send()`s with the
+ * same key, the broker log reliably gets the last two swapped. The queue keeps one produce request
+ * in flight and sends whatever queued up meanwhile as one batch, in call order (what the Java
+ * producer does with max.in.flight.requests=1, with the in-flight time as its linger).
+ */
+export class OrderedSendQueue {
+  private queue: { record: ProducerRecord; resolve: (r: RecordMetadata[]) => void; reject: (e: unknown) => void }[] = [];
+  private busy = false;
+
+  constructor(private readonly sendBatch: Sender) {}
+
+  send(record: ProducerRecord): Promise<RecordMetadata[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ record, resolve, reject });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.queue.length);
+        const { acks, timeout: ms, compression } = batch[0].record;
+        try {
+          const sent = await this.sendBatch({
+            acks,
+            timeout: ms,
+            compression,
+            topicMessages: batch.map(({ record }) => ({ topic: record.topic, messages: record.messages })),
+          });
+          for (const { record, resolve } of batch) resolve(sent.filter((m) => m.topicName === record.topic));
+        } catch (e) {
+          for (const { reject } of batch) reject(e);
+        }
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+/** ClientKafka whose producer keeps sends in call order (see OrderedSendQueue). */
+class OrderedClientKafka extends ClientKafka {
+  protected override registerProducerEventListeners(): void {
+    super.registerProducerEventListeners();
+    const producer = this._producer;
+    if (!producer) return;
+    const queue = new OrderedSendQueue((batch) => producer.sendBatch(batch));
+    producer.send = (record) => queue.send(record);
+  }
+}
 
 export interface KafkaBusOptions extends KafkaTopicSettings {
   /** How long `request` waits for a reply before failing with 503 'unavailable'. Default 30 s. */
@@ -165,25 +234,29 @@ export interface KafkaBusOptions extends KafkaTopicSettings {
  * reply topics, joins the reply group and waits until replies can actually be received.
  */
 export class KafkaBus extends CommandBus {
-  private readonly client: ClientKafka;
+  private readonly client: OrderedClientKafka;
   private readonly patterns: ReadonlySet<string>;
   private readonly timeoutMs: number;
+  private readonly closing$ = new Subject<void>();
   private connecting: Promise<void> | null = null;
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
 
   constructor(
     private readonly brokers: string[],
-    clientId: string,
+    private readonly clientId: string,
     patterns: string[],
     private readonly options: KafkaBusOptions = {},
   ) {
     super();
     this.patterns = new Set(patterns);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.client = new ClientKafka({
+    this.client = new OrderedClientKafka({
       client: clientConfig(clientId, brokers),
       consumer: { groupId: options.groupId ?? clientId, ...lowLatencyConsumer },
       producer: producerConfig,
     });
+    // ClientKafka only subscribes to reply topics registered before it connects.
     for (const pattern of this.patterns) this.client.subscribeToResponseOf(pattern);
   }
 
@@ -197,7 +270,21 @@ export class KafkaBus extends CommandBus {
     return this.connecting;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Graceful: waits up to `drainMs` for requests and emits in flight, then fails what is left with
+   * 'unavailable' and leaves the reply group. Call it after the HTTP server stopped taking requests.
+   */
+  async close(drainMs = 5_000): Promise<void> {
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainMs);
+        this.idle.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    this.closing$.next();
     const connecting = this.connecting;
     this.connecting = null;
     if (connecting) await connecting.catch(() => undefined);
@@ -206,30 +293,46 @@ export class KafkaBus extends CommandBus {
 
   async request<T>(pattern: string, payload: unknown, key?: string): Promise<T> {
     if (!this.patterns.has(pattern)) {
-      throw problem('internal', `KafkaBus is not subscribed to replies of ${pattern}; add it to its patterns`);
+      throw problem('internal', `KafkaBus ${this.clientId} is not subscribed to replies of ${pattern}; add it to its patterns`);
     }
-    await this.connect().catch((e: unknown) => { throw toProblem(e, pattern); });
-    let reply: Reply<T>;
-    try {
-      reply = await lastValueFrom(
-        this.client.send<Reply<T>>(pattern, this.message(payload, key)).pipe(timeout({ first: this.timeoutMs })),
-      );
-    } catch (e) {
-      if (e instanceof TimeoutError) {
-        throw problem('unavailable', `no reply to ${pattern} within ${this.timeoutMs} ms`);
+    return this.tracked(async () => {
+      let reply: Reply<T> | typeof CLOSED;
+      try {
+        await this.connect();
+        reply = await lastValueFrom(
+          this.client
+            .send<Reply<T>>(pattern, this.message(payload, key))
+            .pipe(timeout({ first: this.timeoutMs }), takeUntil(this.closing$)),
+          { defaultValue: CLOSED },
+        );
+      } catch (e) {
+        if (e instanceof TimeoutError) throw problem('unavailable', `no reply to ${pattern} within ${this.timeoutMs} ms`);
+        throw toProblem(e, pattern);
       }
-      throw toProblem(e, pattern);
-    }
-    return unwrap(reply);
+      if (reply === CLOSED) throw problem('unavailable', `the bus closed before ${pattern} was answered`);
+      return unwrap(reply);
+    });
   }
 
   /** Resolves once the broker has the message (acks from all in-sync replicas). */
   async emit(pattern: string, payload: unknown, key?: string): Promise<void> {
+    await this.tracked(async () => {
+      try {
+        await this.connect();
+        await lastValueFrom(this.client.emit(pattern, this.message(payload, key)), { defaultValue: undefined });
+      } catch (e) {
+        throw toProblem(e, pattern);
+      }
+    });
+  }
+
+  private async tracked<R>(fn: () => Promise<R>): Promise<R> {
+    this.inFlight += 1;
     try {
-      await this.connect();
-      await lastValueFrom(this.client.emit(pattern, this.message(payload, key)), { defaultValue: undefined });
-    } catch (e) {
-      throw toProblem(e, pattern);
+      return await fn();
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) for (const done of this.idle.splice(0)) done();
     }
   }
 
@@ -241,24 +344,23 @@ export class KafkaBus extends CommandBus {
   private async doConnect(): Promise<void> {
     await ensureKafkaTopics(this.brokers, kafkaTopicsFor([...this.patterns]), this.options);
     await this.client.connect();
-    if (this.patterns.size > 0) await whenConsuming(this.client.consumer, this.options.readyTimeoutMs);
+    if (this.patterns.size === 0) return;
+    // Nest replies to the lowest reply partition this member owns; owning none means more members
+    // in the reply group than partitions.
+    const assigned = this.client.getConsumerAssignments();
+    const orphaned = [...this.patterns].map((p) => `${p}.reply`).filter((t) => assigned[t] === undefined);
+    if (orphaned.length > 0) {
+      throw new Error(
+        `KafkaBus ${this.clientId} got no partition of ${orphaned.join(', ')}: the reply group has more members than ` +
+          'reply partitions (one partition per caller replica is needed)',
+      );
+    }
+    await whenConsuming(this.client.consumer, this.options.readyTimeoutMs);
   }
 }
 
-/** Broker trouble → 503 'unavailable'; an error from the remote handler (a Nest RPC error) → 500 'internal'. */
-const toProblem = (e: unknown, pattern: string): ProblemError => {
-  if (ProblemError.is(e)) return e;
-  if (e instanceof KafkaJSError) return problem('unavailable', `Kafka: ${e.message}`);
-  return problem('internal', `${pattern} failed: ${rpcErrorMessage(e)}`);
-};
+const CLOSED = Symbol('closed');
 
-const rpcErrorMessage = (e: unknown): string => {
-  if (e instanceof Error) return e.message;
-  if (typeof e === 'string') return e;
-  if (e && typeof e === 'object' && 'message' in e && typeof e.message === 'string') return e.message;
-  try {
-    return JSON.stringify(e);
-  } catch {
-    return String(e);
-  }
-};
+/** Broker trouble → 503 'unavailable'; an error from the remote handler (a Nest RPC error) → 500 'internal'. */
+const toProblem = (e: unknown, pattern: string): ProblemError =>
+  e instanceof KafkaJSError ? problem('unavailable', `Kafka: ${e.message}`) : handlerFailure(pattern, e);
