@@ -4,7 +4,7 @@ import { EventStore } from '@loyalty/event-store';
 import { GatewayModule } from '@loyalty/gateway';
 import { LedgerModule } from '@loyalty/ledger';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, COMMAND_BUS } from '@loyalty/platform';
+import { AppConfig } from '@loyalty/platform';
 import { RuntimeModule } from '@loyalty/runtime';
 import { SERVICE_MODULES } from './service-modules';
 
@@ -14,14 +14,7 @@ export class StandaloneModule {
   static create(config: AppConfig, pool: Pool, store: EventStore, bus: CommandBus): DynamicModule {
     return {
       module: StandaloneModule,
-      imports: [RuntimeModule.forRoot(config, pool, store), BusModule.with(bus), GatewayModule, LedgerModule, ...SERVICE_MODULES],
+      imports: [RuntimeModule.forRoot(config, pool, store, bus), GatewayModule, LedgerModule, ...SERVICE_MODULES],
     };
-  }
-}
-
-@Module({})
-class BusModule {
-  static with(bus: CommandBus): DynamicModule {
-    return { module: BusModule, global: true, providers: [{ provide: COMMAND_BUS, useValue: bus }], exports: [COMMAND_BUS] };
   }
 }

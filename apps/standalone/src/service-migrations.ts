@@ -1,4 +1,6 @@
 import type { Migration } from '@loyalty/platform';
+import { INGEST_MIGRATIONS } from '@loyalty/ingest';
+import { REDEMPTION_MIGRATIONS } from '@loyalty/redemption';
 
 /** Schemas of the service modules beyond the ledger, one spread per service. */
-export const SERVICE_MIGRATIONS: Migration[] = [];
+export const SERVICE_MIGRATIONS: Migration[] = [...INGEST_MIGRATIONS, ...REDEMPTION_MIGRATIONS];

@@ -1,4 +1,6 @@
 import type { Type } from '@nestjs/common';
+import { IngestModule } from '@loyalty/ingest';
+import { RedemptionModule } from '@loyalty/redemption';
 
 /** Service modules beyond the ledger (ingest, redemption, …), one import per line. */
-export const SERVICE_MODULES: Type<unknown>[] = [];
+export const SERVICE_MODULES: Type<unknown>[] = [IngestModule, RedemptionModule];

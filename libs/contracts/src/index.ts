@@ -2,3 +2,4 @@ export * from './program';
 export * from './patterns';
 export * from './member';
 export * from './streams';
+export * from './ingest';

@@ -33,6 +33,8 @@ export const PATTERNS = {
     confirm: 'redemption.confirm',
     void: 'redemption.void',
     byCode: 'redemption.by-code',
+    get: 'redemption.get',
+    getReservation: 'redemption.reservation.get',
     quote: 'redemption.quote',
     reserve: 'redemption.reservation.create',
     confirmReservation: 'redemption.reservation.confirm',

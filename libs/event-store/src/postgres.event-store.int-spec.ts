@@ -41,16 +41,26 @@ describe('PostgresEventStore specifics', () => {
     }
   });
 
-  it('a live subscriber is woken by NOTIFY, not by polling, even when appends land while it reads', async () => {
+  it('a live subscriber is woken by NOTIFY, not by polling, even when an append commits while it is reading', async () => {
     const db = await createTestDatabase('es_notify', { migrations: EVENT_STORE_MIGRATIONS });
-    const store = new PostgresEventStore(db.pool, 60_000); // polling would never deliver in time
+    // Reads that take a while widen the window in which a NOTIFY arrives during a read.
+    class SlowReads extends PostgresEventStore {
+      override async readAll(...args: Parameters<PostgresEventStore['readAll']>): Promise<RecordedEvent[]> {
+        const events = await super.readAll(...args);
+        await sleep(40);
+        return events;
+      }
+    }
+    const store = new SlowReads(db.pool, 60_000); // polling alone would never deliver in time
     const writer = new PostgresEventStore(db.pool, 60_000);
     try {
       const seen: RecordedEvent[] = [];
-      const sub = store.subscribe({ from: START, batchSize: 1, onEvents: async (e) => { seen.push(...e); await sleep(1); } });
-      for (let round = 0; round < 5; round++) {
-        for (let i = 0; i < 20; i++) await writer.append(`s-${round}`, [{ id: randomUUID(), type: 'E', data: { i } }], 'any');
-        await eventually(() => expect(seen).toHaveLength((round + 1) * 20), { timeoutMs: 3000 });
+      const sub = store.subscribe({ from: START, onEvents: async (e) => { seen.push(...e); } });
+      await sleep(100); // LISTEN is up
+      for (let i = 0; i < 5; i++) {
+        await writer.append('s-1', [{ id: randomUUID(), type: 'E', data: { i } }], 'any');
+        // the subscriber delivers it, then at once reads again (finding nothing): the next append commits during that read
+        await eventually(() => expect(seen).toHaveLength(i + 1), { timeoutMs: 2000, intervalMs: 1 });
       }
       await sub.stop();
     } finally {

@@ -4,7 +4,7 @@ import { apiReference } from '@scalar/nestjs-api-reference';
 import { AppConfig } from '@loyalty/platform';
 import { configureHttp } from './http/configure-http';
 import { validationPipe } from './http/validation';
-import { metricsMiddleware } from './ops/metrics';
+import { metricsMiddleware } from '@loyalty/runtime';
 
 /** Everything the HTTP app needs before listen(): middleware, validation, OpenAPI at /openapi.json and docs at /docs. */
 export const configureGateway = (app: INestApplication, config: AppConfig): void => {

@@ -1,4 +1,7 @@
 import type { Type } from '@nestjs/common';
+import { EventsController } from './events/events.controller';
+import { RedemptionsController } from './redemptions/redemptions.controller';
+import { ReservationsController } from './redemptions/reservations.controller';
 
 /** Controllers of further capabilities (events, redemptions, …), one import per line. */
-export const FEATURE_CONTROLLERS: Type<unknown>[] = [];
+export const FEATURE_CONTROLLERS: Type<unknown>[] = [EventsController, RedemptionsController, ReservationsController];

@@ -8,7 +8,7 @@ import { ProblemFilter } from './http/problem.filter';
 import { RejectedCallLog } from './http/rejected-call.log';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { MembersController } from './members/members.controller';
-import { OpsController } from './ops/ops.controller';
+import { OpsController } from '@loyalty/runtime';
 import { ProgramController } from './program/program.controller';
 import { RateLimiter } from './rate-limit/rate-limiter';
 import { FEATURE_CONTROLLERS } from './feature-controllers';

@@ -296,9 +296,9 @@ export class KafkaBus extends CommandBus {
       throw problem('internal', `KafkaBus ${this.clientId} is not subscribed to replies of ${pattern}; add it to its patterns`);
     }
     return this.tracked(async () => {
+      await this.connectOrUnavailable();
       let reply: Reply<T> | typeof CLOSED;
       try {
-        await this.connect();
         reply = await lastValueFrom(
           this.client
             .send<Reply<T>>(pattern, this.message(payload, key))
@@ -317,13 +317,22 @@ export class KafkaBus extends CommandBus {
   /** Resolves once the broker has the message (acks from all in-sync replicas). */
   async emit(pattern: string, payload: unknown, key?: string): Promise<void> {
     await this.tracked(async () => {
+      await this.connectOrUnavailable();
       try {
-        await this.connect();
         await lastValueFrom(this.client.emit(pattern, this.message(payload, key)), { defaultValue: undefined });
       } catch (e) {
         throw toProblem(e, pattern);
       }
     });
+  }
+
+  /** Connects on first use; failing to connect (broker down, no reply partition) is a 503. */
+  private async connectOrUnavailable(): Promise<void> {
+    try {
+      await this.connect();
+    } catch (e) {
+      throw ProblemError.is(e) ? e : problem('unavailable', `Kafka: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 
   private async tracked<R>(fn: () => Promise<R>): Promise<R> {

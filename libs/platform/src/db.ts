@@ -17,8 +17,9 @@ export const ensureDatabase = async (url: string): Promise<void> => {
       try {
         await client.query(`create database "${name.replace(/"/g, '""')}"`);
       } catch (e) {
-        // 42P04: another process created it first
-        if ((e as { code?: string }).code !== '42P04') throw e;
+        // 42P04 / 23505: another process created it first
+        const code = (e as { code?: string }).code;
+        if (code !== '42P04' && code !== '23505') throw e;
       }
     }
   } finally {

@@ -1,1 +1,5 @@
 export * from './runtime.module';
+export * from './ops/ops.controller';
+export * from './ops/metrics';
+export * from './ops/readiness';
+export * from './service-process';

@@ -1,7 +1,8 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
-import { AppConfig, APP_CONFIG, COMMAND_HANDLER, EVENT_STORE, Migration, PG_POOL, createPool, ensureDatabase, migrate } from '@loyalty/platform';
+import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, Migration, PG_POOL, createPool, ensureDatabase, migrate } from '@loyalty/platform';
+import type { CommandBus } from '@loyalty/messaging';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 
 export interface RuntimeOptions { config: AppConfig; migrations: Migration[] }
@@ -36,7 +37,7 @@ class RuntimeLifecycle implements OnApplicationShutdown {
 @Global()
 @Module({})
 export class RuntimeModule {
-  static forRoot(config: AppConfig, pool: Pool, store: EventStore): DynamicModule {
+  static forRoot(config: AppConfig, pool: Pool, store: EventStore, bus: CommandBus): DynamicModule {
     return {
       module: RuntimeModule,
       providers: [
@@ -45,9 +46,10 @@ export class RuntimeModule {
         { provide: EVENT_STORE, useValue: store },
         { provide: COMMAND_HANDLER, useValue: new CommandHandler(store) },
         { provide: ProgramStore, useValue: new ProgramStore(pool) },
+        { provide: COMMAND_BUS, useValue: bus },
         RuntimeLifecycle,
       ],
-      exports: [APP_CONFIG, PG_POOL, EVENT_STORE, COMMAND_HANDLER, ProgramStore],
+      exports: [APP_CONFIG, PG_POOL, EVENT_STORE, COMMAND_HANDLER, ProgramStore, COMMAND_BUS],
     };
   }
 }

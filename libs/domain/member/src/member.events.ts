@@ -35,9 +35,14 @@ export type MemberEvent =
   | { type: 'EntryRecorded'; data: EntryData }
   | { type: 'EntryReleased'; data: { entry_id: string; at: string } }
   | { type: 'EntryRejected'; data: { entry_id: string; at: string; actor?: string | null } }
-  | { type: 'TierChanged'; data: { from: MemberTier | null; to: MemberTier | null; at: string } }
-  | { type: 'OrderActivityRecorded'; data: { order_ref: string; at: string; spend_cents: number; orders: number } }
-  | { type: 'ReservationOpened'; data: { reservation_id: string; amount_cents: number; cart_ref: string | null; expires_at: string; at: string } }
+  /** a pending earn's release time became known (return window: fulfilment time + return_window_days) */
+  | { type: 'EntryReleaseScheduled'; data: { entry_id: string; release_at: string; at: string } }
+  /** review_at: when the tier's window may next drop the member below it (the sweep re-evaluates then); null = never */
+  | { type: 'TierChanged'; data: { from: MemberTier | null; to: MemberTier | null; at: string; review_at?: string | null } }
+  /** a due tier review kept the tier; the next review moves */
+  | { type: 'TierReviewed'; data: { at: string; review_at: string | null } }
+  | { type: 'OrderActivityRecorded'; data: { order_ref: string; at: string; spend_cents: number; orders: number; /** idempotency: a retried order event finds it */ cause?: string } }
+  | { type: 'ReservationOpened'; data: { reservation_id: string; amount_cents: number; cart_ref: string | null; expires_at: string; at: string; cause?: string } }
   | { type: 'ReservationConfirmed'; data: { reservation_id: string; order_ref: string; entry_id: string; at: string } }
   | { type: 'ReservationReleased'; data: { reservation_id: string; at: string; reason: 'released' | 'expired' | 'erasure' } }
   | { type: 'VoucherIssued'; data: { redemption_id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; order_ref: string | null; expires_at: string | null; at: string } }

@@ -6,6 +6,8 @@ export interface Entry extends EntryData {
   bucket: Bucket;
   /** earns: amount already taken back by reverse entries */
   reversed_cents: number;
+  /** reverse entries that took from this entry while it was pending: their status follows its fate */
+  reversal_ids?: string[];
 }
 
 /** A credit lot for FIFO spending and expiry. */
@@ -30,6 +32,10 @@ export interface MemberAggregate {
   created_at: string;
   last_activity_at: string | null;
   tier: MemberTier | null;
+  /** when the current tier must be re-evaluated because its window moves (null = never) */
+  tier_review_at: string | null;
+  /** posted debits no lot could cover (a negative balance); later credits pay it before forming lots */
+  debt: number;
   available: number;
   pending: number;
   reserved: number;
@@ -50,7 +56,7 @@ export interface MemberAggregate {
 
 export const initialMemberState = (): MemberAggregate => ({
   exists: false, id: '', state: 'prospect', previous: null, referral_code: '', pii: null, marketing_consent: false,
-  accepted_terms_version: null, enrolled_at: null, created_at: '', last_activity_at: null, tier: null,
+  accepted_terms_version: null, enrolled_at: null, created_at: '', last_activity_at: null, tier: null, tier_review_at: null, debt: 0,
   available: 0, pending: 0, reserved: 0, lifetime_earned: 0, lifetime_redeemed: 0,
   entries: new Map(), order: [], lots: [], causes: new Map(), orders: new Map(), activity: [],
   reservations: new Map(), vouchers: new Map(),
@@ -73,8 +79,9 @@ const bucketOf = (status: LedgerEntryStatus, type: Entry['type']): Bucket => {
   return 'none';
 };
 
-/** Takes `amount` from lots oldest first; returns what was taken per lot. */
-const consume = (lots: Lot[], amount: number): { entry_id: string; amount: number }[] => {
+/** Takes `amount` from lots oldest first; what no lot covers becomes debt. Returns what was taken per lot. */
+const consume = (s: MemberAggregate, amount: number): { entry_id: string; amount: number }[] => {
+  const lots = s.lots;
   const taken: { entry_id: string; amount: number }[] = [];
   let left = amount;
   for (const lot of lots) {
@@ -85,10 +92,15 @@ const consume = (lots: Lot[], amount: number): { entry_id: string; amount: numbe
     left -= t;
     taken.push({ entry_id: lot.entry_id, amount: t });
   }
+  if (left > 0) s.debt += left;
   return taken;
 };
 
 const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void => {
+  // a credit first pays back a negative balance; only the rest can be spent or expire
+  const repay = Math.min(s.debt, Math.max(0, amount));
+  s.debt -= repay;
+  amount -= repay;
   if (amount <= 0) return;
   s.lots.push({ entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, earned_at: at });
 };
@@ -105,18 +117,18 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
       if (e.amount_cents > 0) {
         s.lifetime_earned += e.amount_cents;
         addLot(s, e, e.amount_cents, at);
-      } else consume(s.lots, -e.amount_cents);
+      } else consume(s, -e.amount_cents);
       break;
     case 'redeem':
       s.lifetime_redeemed += -e.amount_cents;
-      consume(s.lots, -e.amount_cents);
+      consume(s, -e.amount_cents);
       break;
     case 'expire': {
       // an expiry names its lot in `cause` (lot:<entry id>); erasure forfeits whatever is left
       const lotId = e.cause?.startsWith('lot:') ? e.cause.slice(4) : null;
       const lot = lotId ? s.lots.find((l) => l.entry_id === lotId) : undefined;
       if (lot) lot.remaining_cents = Math.max(0, lot.remaining_cents + e.amount_cents);
-      else consume(s.lots, -e.amount_cents);
+      else consume(s, -e.amount_cents);
       break;
     }
     case 'reverse':
@@ -129,16 +141,26 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
         const lot = s.lots.find((l) => l.entry_id === parent.id);
         const take = lot ? Math.min(lot.remaining_cents, -e.amount_cents) : 0;
         if (lot) lot.remaining_cents -= take;
+        // points of the lot already spent: the take-back comes from the other lots (then debt)
+        if (-e.amount_cents > take) consume(s, -e.amount_cents - take);
       } else if (e.amount_cents > 0) {
         addLot(s, e, e.amount_cents, at);
       } else {
-        consume(s.lots, -e.amount_cents);
+        consume(s, -e.amount_cents);
       }
       break;
     default: {
       const never: never = e.type;
       throw new Error(`unknown entry type ${String(never)}`);
     }
+  }
+};
+
+/** The pending take-backs of a pending earn share its outcome (so available = Σ posted + reversed, pending = Σ pending + under_review). */
+const setReversalStatus = (s: MemberAggregate, parent: Entry, status: LedgerEntryStatus): void => {
+  for (const id of parent.reversal_ids ?? []) {
+    const child = s.entries.get(id);
+    if (child && child.status === 'pending') child.status = status;
   }
 };
 
@@ -187,12 +209,18 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
           // taking back a pending earn lowers pending; it never touched available
           s.pending += d.amount_cents;
           e.bucket = 'none';
+          // a pending debit: posted with its parent on release, rejected or reversed with it otherwise
+          e.status = 'pending';
+          (parent.reversal_ids ??= []).push(e.id);
         } else if (parent.bucket === 'available') {
           applyPosted(s, e, parent, d.created_at);
         }
         if (Math.abs(parent.reversed_cents) >= Math.abs(parent.amount_cents)) {
           parent.status = 'reversed';
+          if (parent.bucket === 'pending') setReversalStatus(s, parent, 'reversed');
         }
+        // points taken back no longer count as earned (tiers), dated like the earn so windows net them
+        if (parent.type === 'earn' && d.amount_cents < 0) s.activity.push({ at: parent.created_at, spend: 0, points: d.amount_cents, orders: 0 });
       } else if (e.bucket === 'pending') {
         s.pending += d.amount_cents;
         if (d.type === 'earn' && d.amount_cents > 0) s.activity.push({ at: d.created_at, spend: 0, points: d.amount_cents, orders: 0 });
@@ -201,7 +229,8 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
         if (d.type === 'earn' && d.amount_cents > 0) s.activity.push({ at: d.created_at, spend: 0, points: d.amount_cents, orders: 0 });
       }
       if (d.type === 'earn' && s.state === 'registered' && e.status === 'posted') s.state = 'active';
-      s.last_activity_at = d.created_at;
+      // an expiry is not the member's activity (it must not restart the inactivity clock)
+      if (d.type !== 'expire') s.last_activity_at = d.created_at;
       return s;
     }
     case 'EntryReleased': {
@@ -211,11 +240,17 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.pending -= remaining;
       e.bucket = 'available';
       e.status = remaining <= 0 ? 'reversed' : 'posted';
+      setReversalStatus(s, e, e.status);
       // what is left after pending take-backs becomes available
       s.available += remaining;
       s.lifetime_earned += remaining;
       addLot(s, e, remaining, event.data.at);
       if (s.state === 'registered') s.state = 'active';
+      return s;
+    }
+    case 'EntryReleaseScheduled': {
+      const e = s.entries.get(event.data.entry_id);
+      if (e && e.bucket === 'pending') e.release_at = event.data.release_at;
       return s;
     }
     case 'EntryRejected': {
@@ -224,19 +259,27 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.pending -= e.amount_cents - e.reversed_cents;
       e.bucket = 'none';
       e.status = 'rejected';
+      setReversalStatus(s, e, 'rejected');
+      if (e.type === 'earn' && e.amount_cents - e.reversed_cents > 0) s.activity.push({ at: e.created_at, spend: 0, points: -(e.amount_cents - e.reversed_cents), orders: 0 });
       return s;
     }
     case 'TierChanged':
       s.tier = event.data.to;
+      s.tier_review_at = event.data.review_at ?? null;
+      return s;
+    case 'TierReviewed':
+      s.tier_review_at = event.data.review_at;
       return s;
     case 'OrderActivityRecorded':
       s.activity.push({ at: event.data.at, spend: event.data.spend_cents, points: 0, orders: event.data.orders });
+      if (event.data.cause) s.causes.set(event.data.cause, []);
       s.last_activity_at = event.data.at;
       return s;
     case 'ReservationOpened': {
       const d = event.data;
       s.reservations.set(d.reservation_id, { id: d.reservation_id, amount_cents: d.amount_cents, cart_ref: d.cart_ref, status: 'open', order_ref: null, entry_id: null, expires_at: d.expires_at, created_at: d.at });
       s.reserved += d.amount_cents;
+      if (d.cause) s.causes.set(d.cause, [d.reservation_id]); // a retried reserve finds its reservation
       return s;
     }
     case 'ReservationConfirmed': {

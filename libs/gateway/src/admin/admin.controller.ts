@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { PATTERNS, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
-import { tenantKey } from '@loyalty/platform';
+import { tenantKey, validation } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { AdminOnly } from '../auth/auth.decorators';
 import { ApiKeysService } from '../auth/api-keys.service';
@@ -9,6 +9,21 @@ import { Bus } from '../http/bus';
 import { RejectedCallLog } from '../http/rejected-call.log';
 import { publicProgram } from '../program/program.controller';
 import { AdvanceClockDto, CreateKeyDto, CreateProgramDto, ModeDto, PatchProgramDto, PutRulesDto, PutTiersDto } from './admin.dto';
+
+/** A validated DTO as plain JSON: class instances carry every declared field, unset ones as undefined, which must not overwrite stored settings. */
+const plain = <T extends object>(o: T | undefined): Partial<T> | undefined => (o === undefined ? undefined : JSON.parse(JSON.stringify(o)));
+
+/** A rule's id names it across versions; two rules with one id would make versions ambiguous. */
+const assertUniqueRuleIds = (rules: { id?: string }[]): void => {
+  const seen = new Set<string>();
+  const errors = rules.flatMap((r, i) => {
+    const id = r.id ?? `rule_${i + 1}`;
+    if (seen.has(id)) return [{ path: `/rules/${i}/id`, message: `duplicate rule id ${id}` }];
+    seen.add(id);
+    return [];
+  });
+  if (errors.length) throw validation(errors);
+};
 
 /** The admin plane (decisions §10), authenticated by LOYALTY_ADMIN_TOKEN. */
 @ApiTags('admin')
@@ -25,10 +40,11 @@ export class AdminController {
 
   @Post('programs')
   async create(@Body() body: CreateProgramDto) {
+    assertUniqueRuleIds(body.rules ?? []);
     const p = await this.programs.create({
       program_name: body.program_name, currency_name: body.currency_name,
-      settings: body.settings as Partial<ProgramSettings> | undefined,
-      rules: body.rules as Partial<Rule>[] | undefined, tiers: body.tiers as Partial<Tier>[] | undefined,
+      settings: plain(body.settings) as Partial<ProgramSettings> | undefined,
+      rules: plain(body.rules) as Partial<Rule>[] | undefined, tiers: plain(body.tiers) as Partial<Tier>[] | undefined,
     });
     const [live, test] = await Promise.all([this.keys.issue(p.id, 'live'), this.keys.issue(p.id, 'test')]);
     const shown = (k: typeof live) => ({ id: k.id, key: k.key, scopes: k.scopes });
@@ -43,17 +59,18 @@ export class AdminController {
 
   @Patch('programs/:pid')
   async patch(@Param('pid') pid: string, @Body() body: PatchProgramDto) {
-    return { data: publicProgram(await this.programs.patch(pid, { ...body, settings: body.settings as Partial<ProgramSettings> | undefined })) };
+    return { data: publicProgram(await this.programs.patch(pid, { ...plain(body), settings: plain(body.settings) as Partial<ProgramSettings> | undefined })) };
   }
 
   @Put('programs/:pid/rules')
   async rules(@Param('pid') pid: string, @Body() body: PutRulesDto) {
-    return { data: publicProgram(await this.programs.putRules(pid, body.rules as Partial<Rule>[])) };
+    assertUniqueRuleIds(body.rules);
+    return { data: publicProgram(await this.programs.putRules(pid, plain(body.rules) as Partial<Rule>[])) };
   }
 
   @Put('programs/:pid/tiers')
   async tiers(@Param('pid') pid: string, @Body() body: PutTiersDto) {
-    return { data: publicProgram(await this.programs.putTiers(pid, body.tiers as Partial<Tier>[])) };
+    return { data: publicProgram(await this.programs.putTiers(pid, plain(body.tiers) as Partial<Tier>[])) };
   }
 
   @Post('programs/:pid/keys')

@@ -3,8 +3,12 @@ import { Pool } from 'pg';
 import { ProblemData } from '@loyalty/platform';
 import { PG_POOL } from '../tokens';
 import { GatewayRequest } from './request-context';
+import { redactUrl } from './redact';
 
-/** Rejected calls (4xx) per programme, listed in the admin plane for 14 days. Best effort: never fails a request. */
+/**
+ * Rejected calls (4xx) per programme, listed in the admin plane for 14 days. Best effort: never fails a request.
+ * Paths are stored without personal identifiers (ref:/phone: ids, email filters), which erasure could not reach.
+ */
 @Injectable()
 export class RejectedCallLog {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
@@ -13,7 +17,7 @@ export class RejectedCallLog {
     if (!req.auth || status < 400 || status >= 500) return;
     void this.pool.query(
       `insert into gateway.rejected_calls (program_id, mode, key_id, method, path, status, slug, detail, request_id) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
-      [req.auth.programId, req.auth.mode, req.auth.keyId, req.method, req.originalUrl.slice(0, 2048), status, p.slug, p.detail ?? null, req.requestId],
+      [req.auth.programId, req.auth.mode, req.auth.keyId, req.method, redactUrl(req.originalUrl).slice(0, 2048), status, p.slug, p.detail ?? null, req.requestId],
     ).catch(() => undefined);
   }
 

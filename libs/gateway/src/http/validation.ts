@@ -6,8 +6,11 @@ export const flattenValidationErrors = (errors: ValidationError[], parents: (str
   const out: FieldError[] = [];
   for (const e of errors) {
     const path = [...parents, /^\d+$/.test(e.property) ? Number(e.property) : e.property];
-    for (const message of Object.values(e.constraints ?? {})) {
-      out.push({ path: pointer(...path), message: message.replace(/^property (\S+) should not exist$/, 'unknown field $1') });
+    const messages = Object.values(e.constraints ?? {}).map((m) => m.replace(/^property (\S+) should not exist$/, 'unknown field $1'));
+    // one error per field: a missing field says so, otherwise every broken constraint in one message
+    if (messages.length) {
+      const missing = e.value === undefined && !e.constraints?.whitelistValidation;
+      out.push({ path: pointer(...path), message: missing ? `${e.property} is required` : messages.reverse().join('; ') });
     }
     if (e.children?.length) out.push(...flattenValidationErrors(e.children, path));
   }

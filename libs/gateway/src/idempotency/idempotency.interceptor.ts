@@ -24,6 +24,17 @@ const canonical = (v: unknown): string => {
   return JSON.stringify(v ?? null);
 };
 
+/**
+ * Erasure reaches the idempotency records too: a stored response that shows the erased member
+ * (their email and phone) is dropped, so a replay cannot bring the data back. A retry with such a
+ * key simply runs again.
+ */
+export const forgetResponsesAbout = async (pool: Pool, tenant: string, memberId: string): Promise<void> => {
+  await pool.query(
+    `delete from gateway.idempotency where tenant = $1 and state = 'done' and strpos(response_body::text, $2) > 0`,
+    [tenant, JSON.stringify(memberId)]);
+};
+
 type Row = { request_hash: string; state: string; response_status: number | null; response_body: unknown; age: number };
 
 /**

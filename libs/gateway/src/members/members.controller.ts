@@ -1,9 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { Pool } from 'pg';
 import { PATTERNS, MemberView } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
-import { Idempotent } from '../idempotency/idempotency.interceptor';
+import { Idempotent, forgetResponsesAbout } from '../idempotency/idempotency.interceptor';
+import { PG_POOL } from '../tokens';
 import { Bus } from '../http/bus';
 import { GatewayRequest } from '../http/request-context';
 import { AdjustDto, EnrolMemberDto, LedgerQuery, ListMembersQuery, PatchMemberDto, ResolveMemberDto } from './members.dto';
@@ -14,7 +16,7 @@ const P = PATTERNS.ledger;
 @ApiBearerAuth()
 @Controller('v1/members')
 export class MembersController {
-  constructor(private readonly bus: Bus) {}
+  constructor(private readonly bus: Bus, @Inject(PG_POOL) private readonly pool: Pool) {}
 
   @Get()
   @RequireScopes('read')
@@ -26,7 +28,8 @@ export class MembersController {
   @RequireScopes('act')
   @Idempotent()
   async enrol(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: Response, @Body() body: EnrolMemberDto) {
-    const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.enrol, { body });
+    // keyed by the identity anchor: enrolments of one email are serialised on one partition
+    const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.enrol, { body }, body.email.toLowerCase());
     res.status(r.created ? 201 : 200);
     return { data: r.member };
   }
@@ -35,7 +38,7 @@ export class MembersController {
   @RequireScopes('act')
   @Idempotent()
   async resolve(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: Response, @Body() body: ResolveMemberDto) {
-    const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.resolve, { body });
+    const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.resolve, { body }, body.email ?? body.phone ?? body.external_ref);
     res.status(r.created ? 201 : 200);
     return { data: r.member };
   }
@@ -57,7 +60,9 @@ export class MembersController {
   @HttpCode(200)
   @RequireScopes('act')
   async erase(@Req() req: GatewayRequest, @Param('id') id: string) {
-    return { data: await this.bus.request(req, P.erase, { id }, id) };
+    const member = await this.bus.request<MemberView>(req, P.erase, { id }, id);
+    await forgetResponsesAbout(this.pool, req.auth!.tenant, member.id);
+    return { data: member };
   }
 
   @Get(':id/ledger')

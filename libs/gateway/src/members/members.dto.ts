@@ -38,7 +38,8 @@ export class LedgerQuery {
 }
 
 export class AdjustDto {
-  @ApiProperty({ description: 'Positive credit, negative debit, minor units' }) @IsInt() @NotEquals(0) amount_cents!: number;
+  @ApiProperty({ description: 'Positive credit, negative debit, minor units (a safe integer)' })
+  @IsInt() @NotEquals(0) @Min(-Number.MAX_SAFE_INTEGER) @Max(Number.MAX_SAFE_INTEGER) amount_cents!: number;
   @ApiProperty({ maxLength: 64 }) @IsString() @IsNotEmpty() @MaxLength(64) reason_code!: string;
   @ApiPropertyOptional({ maxLength: 1000 }) @IsOptional() @IsString() @MaxLength(1000) note?: string;
   @ApiPropertyOptional({ maxLength: 255 }) @IsOptional() @IsString() @MaxLength(255) idempotency_key?: string;

@@ -1,17 +1,17 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Optional, Res, SetMetadata } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Pool } from 'pg';
-import { PG_POOL } from '@loyalty/platform';
-import { Public } from '../auth/auth.decorators';
+import { PG_POOL, PUBLIC_ROUTE } from '@loyalty/platform';
+import { READINESS_CHECKS, ReadinessCheck } from './readiness';
 import { metricsRegistry } from './metrics';
 
 /** Liveness, readiness and Prometheus metrics; no key needed. */
 @ApiExcludeController()
-@Public()
+@SetMetadata(PUBLIC_ROUTE, true)
 @Controller()
 export class OpsController {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Optional() @Inject(READINESS_CHECKS) private readonly extra: ReadinessCheck[] = []) {}
 
   @Get('healthz')
   healthz() {
@@ -26,6 +26,13 @@ export class OpsController {
       checks.database = 'up';
     } catch (e) {
       checks.database = `down: ${(e as Error).message}`;
+    }
+    for (const check of this.extra ?? []) {
+      try {
+        checks[check.name] = (await check.check()) ? 'up' : 'down';
+      } catch (e) {
+        checks[check.name] = `down: ${(e as Error).message}`;
+      }
     }
     const ok = Object.values(checks).every((v) => v === 'up');
     res.status(ok ? 200 : 503);

@@ -1,0 +1,55 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { PATTERNS } from '@loyalty/contracts';
+import { RequireScopes } from '../auth/auth.decorators';
+import { Idempotent } from '../idempotency/idempotency.interceptor';
+import { Bus } from '../http/bus';
+import { GatewayRequest } from '../http/request-context';
+import { ConfirmDto, CreateRedemptionDto, RedemptionByCodeQuery } from './redemptions.dto';
+
+const P = PATTERNS.redemption;
+
+/** Vouchers and direct redemptions (interface-spec "Redemptions", decisions §6). */
+@ApiTags('redemptions')
+@ApiBearerAuth()
+@Controller('v1')
+export class RedemptionsController {
+  constructor(private readonly bus: Bus) {}
+
+  @Post('members/:id/redemptions')
+  @RequireScopes('act')
+  @Idempotent()
+  async create(@Req() req: GatewayRequest, @Param('id') id: string, @Body() body: CreateRedemptionDto) {
+    // the service records the key on the member stream too: a retry after a crash never debits twice
+    const idempotency_key = req.header('idempotency-key');
+    return { data: await this.bus.request(req, P.create, { member_id: id, body, idempotency_key }, id) };
+  }
+
+  @Get('redemptions')
+  @RequireScopes('read')
+  async byCode(@Req() req: GatewayRequest, @Query() query: RedemptionByCodeQuery) {
+    return { data: await this.bus.request(req, P.byCode, { code: query.code }) };
+  }
+
+  @Get('redemptions/:id')
+  @RequireScopes('read')
+  async get(@Req() req: GatewayRequest, @Param('id') id: string) {
+    return { data: await this.bus.request(req, P.get, { id }, id) };
+  }
+
+  @Post('redemptions/:id/confirm')
+  @HttpCode(200)
+  @RequireScopes('act')
+  @Idempotent()
+  async confirm(@Req() req: GatewayRequest, @Param('id') id: string, @Body() body: ConfirmDto) {
+    return { data: await this.bus.request(req, P.confirm, { id, order_ref: body.order_ref }, id) };
+  }
+
+  @Post('redemptions/:id/void')
+  @HttpCode(200)
+  @RequireScopes('act')
+  @Idempotent()
+  async void(@Req() req: GatewayRequest, @Param('id') id: string) {
+    return { data: await this.bus.request(req, P.void, { id }, id) };
+  }
+}

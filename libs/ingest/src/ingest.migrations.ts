@@ -1,0 +1,40 @@
+import { Migration } from '@loyalty/platform';
+
+export const INGEST_MIGRATIONS: Migration[] = [
+  {
+    id: 'ingest-001',
+    sql: `
+      create schema if not exists ingest;
+      -- The durable event queue and the EventStatus read model in one table: a row is an accepted
+      -- event; the worker moves it queued → running → completed | failed.
+      create table ingest.events (
+        seq bigserial not null unique,                -- receipt order: per-order processing order and list cursors
+        tenant text not null,
+        id text not null,                             -- EV-…
+        idempotency_key text not null,
+        key_retired boolean not null default false,   -- set after the 30-day retention: the key may be used again
+        type text not null,
+        order_ref text,
+        partition_key text not null,                  -- order:<order_ref> or customer:<email>: never two at once, in seq order
+        payload jsonb not null,                       -- the validated inbound event
+        status text not null default 'queued' check (status in ('queued', 'running', 'completed', 'failed')),
+        error text,
+        ledger_entry_ids text[] not null default '{}',
+        attempts int not null default 0,
+        received_at timestamptz not null,
+        processed_at timestamptz,
+        available_at timestamptz not null default now(),  -- retry backoff: not claimed before
+        locked_until timestamptz,                          -- lease of a running row; a lapsed lease is re-queued
+        primary key (tenant, id)
+      );
+      create unique index events_idempotency_key on ingest.events (tenant, idempotency_key) where not key_retired;
+      create index events_by_tenant on ingest.events (tenant, seq);
+      create index events_by_status on ingest.events (tenant, status, seq);
+      create index events_by_order on ingest.events (tenant, order_ref, seq);
+      create index events_by_type on ingest.events (tenant, type, seq);
+      create index events_queued on ingest.events (seq) where status = 'queued';
+      create index events_open_partition on ingest.events (tenant, partition_key, seq) where status in ('queued', 'running');
+      create index events_leases on ingest.events (locked_until) where status = 'running';
+    `,
+  },
+];

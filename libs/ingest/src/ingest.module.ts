@@ -1,0 +1,48 @@
+import { Inject, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Pool } from 'pg';
+import { CommandBus } from '@loyalty/messaging';
+import { AppConfig, APP_CONFIG, COMMAND_BUS, PG_POOL } from '@loyalty/platform';
+import { ProgramStore } from '@loyalty/programs';
+import { IngestMessages } from './ingest.messages';
+import { IngestWorker } from './process-events/ingest.worker';
+import { EventQueueRepository } from './queue/event-queue.repository';
+import { ReadEventsService } from './read-events/read-events.service';
+import { SubmitEventsService } from './submit-events/submit-events.service';
+
+/**
+ * The ingest service: accepts commerce events, dedupes them, queues them durably in PostgreSQL
+ * (schema `ingest`), feeds them to the ledger one order at a time and tracks their EventStatus.
+ * The worker runs in the process that hosts this module (the ingest app, or standalone).
+ */
+@Module({
+  controllers: [IngestMessages],
+  providers: [
+    { provide: EventQueueRepository, inject: [PG_POOL], useFactory: (pool: Pool) => new EventQueueRepository(pool) },
+    {
+      provide: IngestWorker,
+      inject: [EventQueueRepository, COMMAND_BUS, ProgramStore],
+      useFactory: (repo: EventQueueRepository, bus: CommandBus, programs: ProgramStore) =>
+        new IngestWorker(repo, bus, async (tenant) => programs.now(tenant)),
+    },
+    {
+      provide: SubmitEventsService,
+      inject: [EventQueueRepository, APP_CONFIG, ProgramStore, IngestWorker],
+      useFactory: (repo: EventQueueRepository, config: AppConfig, programs: ProgramStore, worker: IngestWorker) =>
+        new SubmitEventsService(repo, { backlogLimit: config.backlogLimit, now: async (tenant) => programs.now(tenant), onQueued: () => worker.wake() }),
+    },
+    { provide: ReadEventsService, inject: [EventQueueRepository], useFactory: (repo: EventQueueRepository) => new ReadEventsService(repo) },
+  ],
+  exports: [SubmitEventsService, ReadEventsService, IngestWorker],
+})
+export class IngestModule implements OnApplicationBootstrap, OnModuleDestroy {
+  constructor(@Inject(IngestWorker) private readonly worker: IngestWorker) {}
+
+  onApplicationBootstrap(): void {
+    this.worker.start();
+  }
+
+  /** Before the pool closes (onApplicationShutdown): stop claiming and let the events in flight finish. */
+  async onModuleDestroy(): Promise<void> {
+    await this.worker.stop();
+  }
+}

@@ -1,0 +1,191 @@
+import { Pool } from 'pg';
+import type { EventStatusValue, InboundEvent, InboundEventType } from '@loyalty/contracts';
+
+/** A row of `ingest.events` as the service reads it. */
+export interface EventRow {
+  seq: string;
+  tenant: string;
+  id: string;
+  idempotency_key: string;
+  type: InboundEventType;
+  order_ref: string | null;
+  partition_key: string;
+  payload: InboundEvent;
+  status: EventStatusValue;
+  error: string | null;
+  ledger_entry_ids: string[];
+  attempts: number;
+  received_at: Date;
+  processed_at: Date | null;
+}
+
+export interface NewEventRow {
+  id: string;
+  idempotency_key: string;
+  type: InboundEventType;
+  order_ref: string | null;
+  partition_key: string;
+  payload: InboundEvent;
+}
+
+/** A claimed (running) event: `attempts` is the lease's token; only its holder may finish it. */
+export type ClaimedEvent = Pick<EventRow, 'tenant' | 'id' | 'seq' | 'type' | 'payload' | 'received_at' | 'attempts' | 'partition_key'>;
+
+export interface ListFilter { status?: string; order_ref?: string; type?: string; beforeSeq?: string | null; limit: number }
+
+const DEADLOCK = '40P01';
+const RETENTION = "interval '30 days'";
+
+/** Every SQL statement of the ingest service: the durable queue and the EventStatus read model are one table. */
+export class EventQueueRepository {
+  constructor(readonly pool: Pool) {}
+
+  // ---------- accepting ----------
+
+  async findByKeys(tenant: string, keys: string[]): Promise<EventRow[]> {
+    if (keys.length === 0) return [];
+    const { rows } = await this.pool.query<EventRow>(
+      'select * from ingest.events where tenant = $1 and idempotency_key = any($2::text[]) and not key_retired', [tenant, keys]);
+    return rows;
+  }
+
+  /** Whether more than `limit` events of the tenant wait (queued or running). Counts at most limit + 1 rows. */
+  async backlogExceeds(tenant: string, limit: number): Promise<boolean> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `select count(*)::int as n from (
+         select 1 from ingest.events where tenant = $1 and status in ('queued', 'running') limit $2
+       ) waiting`, [tenant, limit + 1]);
+    return rows[0].n > limit;
+  }
+
+  /**
+   * Inserts new events in the given order (their seq follows it) and returns those that were
+   * inserted. A key some other request inserted first (committed or in flight: the unique index
+   * makes this statement wait for it) is skipped; the caller reads it back as a replay.
+   */
+  async insert(tenant: string, events: NewEventRow[], receivedAt: Date): Promise<EventRow[]> {
+    if (events.length === 0) return [];
+    const rows = JSON.stringify(events.map((e) => ({ ...e, payload: e.payload })));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { rows: inserted } = await this.pool.query<EventRow>(
+          `insert into ingest.events (tenant, id, idempotency_key, type, order_ref, partition_key, payload, received_at)
+           select $1, r->>'id', r->>'idempotency_key', r->>'type', r->>'order_ref', r->>'partition_key', r->'payload', $3
+           from jsonb_array_elements($2::jsonb) with ordinality as t(r, n)
+           order by t.n
+           on conflict (tenant, idempotency_key) where not key_retired do nothing
+           returning *`, [tenant, rows, receivedAt]);
+        return inserted.sort((a, b) => compareSeq(a.seq, b.seq));
+      } catch (e) {
+        // Two batches sharing keys in opposite orders can deadlock on the unique index; one retries.
+        if ((e as { code?: string }).code === DEADLOCK && attempt < 5) continue;
+        throw e;
+      }
+    }
+  }
+
+  // ---------- reading ----------
+
+  async get(tenant: string, id: string): Promise<EventRow | null> {
+    const { rows } = await this.pool.query<EventRow>('select * from ingest.events where tenant = $1 and id = $2', [tenant, id]);
+    return rows[0] ?? null;
+  }
+
+  /** Newest first (seq descending), keyset on seq: rows inserted during a walk never shift it. */
+  async list(tenant: string, f: ListFilter): Promise<EventRow[]> {
+    const params: unknown[] = [tenant];
+    let where = 'tenant = $1';
+    const add = (sql: string, v: unknown) => { params.push(v); where += ` and ${sql} $${params.length}`; };
+    if (f.beforeSeq) add('seq <', f.beforeSeq);
+    if (f.status) add('status =', f.status);
+    if (f.order_ref) add('order_ref =', f.order_ref);
+    if (f.type) add('type =', f.type);
+    params.push(f.limit);
+    const { rows } = await this.pool.query<EventRow>(
+      `select * from ingest.events where ${where} order by seq desc limit $${params.length}`, params);
+    return rows;
+  }
+
+  /** Sandbox wipe: every event of the tenant. */
+  async deleteTenant(tenant: string): Promise<number> {
+    const { rowCount } = await this.pool.query('delete from ingest.events where tenant = $1', [tenant]);
+    return rowCount ?? 0;
+  }
+
+  // ---------- processing ----------
+
+  /**
+   * Claims up to `n` queued events whose backoff has passed and that are the oldest unfinished
+   * event of their partition (order or customer): so two events of one order never run at once,
+   * and they run in receipt order. Locked rows are skipped, so workers in several processes share
+   * the queue.
+   */
+  async claim(n: number, leaseMs: number): Promise<ClaimedEvent[]> {
+    const { rows } = await this.pool.query<ClaimedEvent>(
+      `with next as (
+         select e.tenant, e.id from ingest.events e
+         where e.status = 'queued' and e.available_at <= now()
+           and not exists (
+             select 1 from ingest.events o
+             where o.tenant = e.tenant and o.partition_key = e.partition_key and o.seq < e.seq and o.status in ('queued', 'running'))
+         order by e.seq
+         limit $1
+         for update of e skip locked
+       )
+       update ingest.events e
+          set status = 'running', attempts = e.attempts + 1, locked_until = now() + make_interval(secs => $2::float8 / 1000)
+         from next
+        where e.tenant = next.tenant and e.id = next.id
+       returning e.tenant, e.id, e.seq, e.type, e.payload, e.received_at, e.attempts, e.partition_key`, [n, leaseMs]);
+    return rows.sort((a, b) => compareSeq(a.seq, b.seq));
+  }
+
+  /** Records the ledger's outcome, if the caller still holds the lease. */
+  async finish(e: ClaimedEvent, outcome: { status: 'completed' | 'failed'; error: string | null; ledger_entry_ids: string[] }, processedAt: Date): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `update ingest.events set status = $4, error = $5, ledger_entry_ids = $6::text[], processed_at = $7, locked_until = null
+       where tenant = $1 and id = $2 and attempts = $3 and status = 'running'`,
+      [e.tenant, e.id, e.attempts, outcome.status, outcome.error, outcome.ledger_entry_ids, processedAt]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Back to the queue after a retryable failure, not to be claimed for `delayMs`. */
+  async retryLater(e: ClaimedEvent, error: string, delayMs: number): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `update ingest.events set status = 'queued', error = $4, locked_until = null,
+              available_at = now() + make_interval(secs => $5::float8 / 1000)
+       where tenant = $1 and id = $2 and attempts = $3 and status = 'running'`,
+      [e.tenant, e.id, e.attempts, error, delayMs]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Running rows whose lease lapsed belong to a crashed (or stuck) worker: they go back to the
+   * queue, or fail once they have used up their attempts. Returns how many rows it touched.
+   */
+  async recoverLapsedLeases(maxAttempts: number): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `update ingest.events
+          set status = case when attempts >= $1 then 'failed' else 'queued' end,
+              error = case when attempts >= $1 then 'processing did not finish after ' || attempts || ' attempts (worker lost)' else error end,
+              processed_at = case when attempts >= $1 then now() else processed_at end,
+              available_at = now(), locked_until = null
+        where status = 'running' and locked_until < now()`, [maxAttempts]);
+    return rowCount ?? 0;
+  }
+
+  /** After the 30-day retention an idempotency key may be used again (interface-spec "Limits"). */
+  async retireExpiredKeys(): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `update ingest.events set key_retired = true
+        where not key_retired and status in ('completed', 'failed') and received_at < now() - ${RETENTION}`);
+    return rowCount ?? 0;
+  }
+}
+
+/** bigserial values arrive as strings; compare them as integers. */
+export const compareSeq = (a: string, b: string): number => {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};

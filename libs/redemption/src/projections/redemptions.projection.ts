@@ -1,0 +1,71 @@
+import { PoolClient } from 'pg';
+import { Projection, RecordedEvent } from '@loyalty/event-store';
+import type { MemberEvent } from '@loyalty/domain-member';
+
+/** `member-<tenant>-<M-…>` → its parts; null for any other stream. */
+export const parseMemberStreamId = (streamId: string): { tenant: string; memberId: string } | null => {
+  const m = /^member-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
+  return m ? { tenant: m[1], memberId: m[2] } : null;
+};
+
+const HANDLED = ['VoucherIssued', 'VoucherUsed', 'VoucherRestored', 'ReservationOpened', 'ReservationConfirmed', 'ReservationReleased'] as const;
+
+/**
+ * redemption.redemptions and redemption.reservations: which member holds a redemption or a
+ * reservation (by id and by voucher code), its status and expiry, for lookups and the expiry sweep.
+ * Balances and the API's view come from the member aggregate; these rows only route and schedule.
+ * Every write is conditional on the status it moves from, so replaying an event changes nothing.
+ */
+export class RedemptionsProjection implements Projection {
+  readonly name = 'redemption.redemptions';
+  readonly filter = { streamPrefixes: ['member-'], eventTypes: [...HANDLED] };
+  readonly tables = ['redemption.redemptions', 'redemption.reservations'];
+
+  async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+    const ids = parseMemberStreamId(event.streamId);
+    if (!ids) return;
+    const { tenant, memberId } = ids;
+    const e = { type: event.type, data: event.data } as MemberEvent;
+    switch (e.type) {
+      case 'VoucherIssued': {
+        const d = e.data;
+        await tx.query(
+          `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
+           values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) on conflict (tenant, id) do nothing`,
+          [tenant, d.redemption_id, memberId, d.code, d.mode, d.mode === 'direct' ? 'used' : 'created', d.amount_cents, d.order_ref, d.entry_id, d.expires_at, d.at]);
+        return;
+      }
+      case 'VoucherUsed':
+        await tx.query(
+          `update redemption.redemptions set status = 'used', order_ref = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
+          [tenant, e.data.redemption_id, e.data.order_ref]);
+        return;
+      case 'VoucherRestored':
+        await tx.query(
+          `update redemption.redemptions set status = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
+          [tenant, e.data.redemption_id, e.data.reason === 'expired' ? 'expired' : 'restored']);
+        return;
+      case 'ReservationOpened': {
+        const d = e.data;
+        await tx.query(
+          `insert into redemption.reservations (tenant, id, member_id, status, amount_cents, cart_ref, expires_at, created_at)
+           values ($1,$2,$3,'open',$4,$5,$6,$7) on conflict (tenant, id) do nothing`,
+          [tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at]);
+        return;
+      }
+      case 'ReservationConfirmed':
+        await tx.query(
+          `update redemption.reservations set status = 'confirmed', order_ref = $3, ledger_entry_id = $4, updated_at = now()
+           where tenant = $1 and id = $2 and status = 'open'`,
+          [tenant, e.data.reservation_id, e.data.order_ref, e.data.entry_id]);
+        return;
+      case 'ReservationReleased':
+        await tx.query(
+          `update redemption.reservations set status = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'open'`,
+          [tenant, e.data.reservation_id, e.data.reason === 'expired' ? 'expired' : 'released']);
+        return;
+      default:
+        return; // the filter lets only the events above through
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { PATTERNS } from '@loyalty/contracts';
+import { reply } from '@loyalty/messaging';
+import { ExpirySweeper } from './expiry/expiry.sweeper';
+import { QuoteInput, ReservationsService, ReserveInput } from './reservations/reservations.service';
+import { CreateRedemptionInput, VouchersService } from './vouchers/vouchers.service';
+
+type T = { tenant: string; actor?: string };
+const P = PATTERNS.redemption;
+
+/** The redemption service's bus adapter: one line per pattern. */
+@Controller()
+export class RedemptionMessages {
+  constructor(private readonly vouchers: VouchersService, private readonly reservations: ReservationsService, private readonly sweeper: ExpirySweeper) {}
+
+  @MessagePattern(P.create)
+  create(@Payload() p: T & { member_id: string; body: CreateRedemptionInput; idempotency_key?: string }) {
+    return reply(() => this.vouchers.create(p.tenant, p.member_id, p.body, { idempotencyKey: p.idempotency_key, actor: p.actor }));
+  }
+
+  @MessagePattern(P.confirm)
+  confirm(@Payload() p: T & { id: string; order_ref: string }) { return reply(() => this.vouchers.confirm(p.tenant, p.id, p.order_ref)); }
+
+  @MessagePattern(P.void)
+  void(@Payload() p: T & { id: string }) { return reply(() => this.vouchers.void(p.tenant, p.id)); }
+
+  @MessagePattern(P.get)
+  get(@Payload() p: T & { id: string }) { return reply(() => this.vouchers.get(p.tenant, p.id)); }
+
+  @MessagePattern(P.byCode)
+  byCode(@Payload() p: T & { code: string }) { return reply(() => this.vouchers.byCode(p.tenant, p.code)); }
+
+  @MessagePattern(P.quote)
+  quote(@Payload() p: T & { body: QuoteInput }) { return reply(() => this.reservations.quote(p.tenant, p.body)); }
+
+  @MessagePattern(P.reserve)
+  reserve(@Payload() p: T & { body: ReserveInput; idempotency_key?: string }) {
+    return reply(() => this.reservations.reserve(p.tenant, p.body, { idempotencyKey: p.idempotency_key }));
+  }
+
+  @MessagePattern(P.confirmReservation)
+  confirmReservation(@Payload() p: T & { id: string; order_ref: string }) { return reply(() => this.reservations.confirm(p.tenant, p.id, p.order_ref)); }
+
+  @MessagePattern(P.releaseReservation)
+  releaseReservation(@Payload() p: T & { id: string }) { return reply(() => this.reservations.release(p.tenant, p.id)); }
+
+  @MessagePattern(P.getReservation)
+  getReservation(@Payload() p: T & { id: string }) { return reply(() => this.reservations.get(p.tenant, p.id)); }
+
+  /** Called by the admin plane right after a sandbox test clock moves. */
+  @MessagePattern(P.sweep)
+  sweep(@Payload() p: T) { return reply(() => this.sweeper.sweep(p.tenant)); }
+}

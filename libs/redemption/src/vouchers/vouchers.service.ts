@@ -1,0 +1,108 @@
+import {
+  MemberAggregate, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
+} from '@loyalty/domain-member';
+import { newId, newVoucherCode, notFound, problem } from '@loyalty/platform';
+import { RedemptionView, redemptionView } from '../redemption.views';
+import { SpendingContext } from '../spending.context';
+
+export interface CreateRedemptionInput { amount_cents: number; mode?: 'voucher' | 'direct'; order_ref?: string | null }
+
+/** The response a redemption's creation gave: as created, whatever happened to it since. */
+const asCreated = (s: MemberAggregate, v: Voucher, memberId: string): RedemptionView => ({
+  ...redemptionView(v, memberId),
+  status: v.mode === 'direct' ? 'used' : 'created',
+  order_ref: s.entries.get(v.entry_id)?.order_ref ?? null,
+});
+
+/** Vouchers and direct redemptions: create (debit at once), confirm, void, look-ups. */
+export class VouchersService {
+  constructor(private readonly ctx: SpendingContext) {}
+
+  /**
+   * POST /v1/members/{id}/redemptions. The caller's Idempotency-Key is recorded as the redeem
+   * entry's cause on the member stream, so a retry after a crash between the append and the
+   * reply finds the redemption it made instead of debiting again, and answers as the first call.
+   */
+  async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; actor?: string }): Promise<RedemptionView> {
+    const memberId = await this.ctx.resolveMember(tenant, rawMemberId);
+    const settings = await this.ctx.settings(tenant);
+    const mode = input.mode ?? 'voucher';
+    const orderRef = input.order_ref ?? null;
+    const redemptionId = newId('RD');
+    const cause = `redeem:${opts.idempotencyKey ?? redemptionId}`;
+    const code = await this.freshCode(tenant);
+    const at = settings.now.toISOString();
+    const expiresAt = mode === 'voucher' ? new Date(settings.now.getTime() + settings.voucherTtlSeconds * 1000).toISOString() : null;
+    return this.ctx.decide(tenant, memberId, (s) => {
+      const prior = redemptionByCause(s, cause);
+      if (prior) return { events: [], result: prior.id };
+      return {
+        events: decideIssueRedemption(s, settings.rules, {
+          redemption_id: redemptionId, entry_id: newId('LE'), code, mode, amount_cents: input.amount_cents, order_ref: orderRef,
+          expires_at: expiresAt, cause, actor: opts.actor ?? null, at,
+        }),
+        result: redemptionId,
+      };
+    }, (s, id) => {
+      const v = s.vouchers.get(id)!;
+      if (id === redemptionId) return redemptionView(v, memberId);
+      const original = asCreated(s, v, memberId);
+      if (original.amount_cents !== input.amount_cents || original.mode !== mode || (orderRef !== null && original.order_ref !== orderRef)) {
+        throw problem('idempotency-key-reused', 'This Idempotency-Key was used for a different redemption');
+      }
+      return original;
+    });
+  }
+
+  /** POST /v1/redemptions/{id}/confirm */
+  async confirm(tenant: string, id: string, orderRef: string): Promise<RedemptionView> {
+    const memberId = await this.ownerOf(tenant, id);
+    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    return this.ctx.decide(tenant, memberId, (s) => ({ events: decideConfirmRedemption(s, { redemption_id: id, order_ref: orderRef, at }), result: id }),
+      (s) => redemptionView(s.vouchers.get(id)!, memberId));
+  }
+
+  /** POST /v1/redemptions/{id}/void */
+  async void(tenant: string, id: string): Promise<RedemptionView> {
+    const memberId = await this.ownerOf(tenant, id);
+    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    return this.ctx.decide(tenant, memberId, (s) => ({ events: decideVoidRedemption(s, { redemption_id: id, reverse_entry_id: newId('LE'), at }), result: id }),
+      (s) => redemptionView(s.vouchers.get(id)!, memberId));
+  }
+
+  /** GET /v1/redemptions/{id} */
+  async get(tenant: string, id: string): Promise<RedemptionView> {
+    const memberId = await this.ownerOf(tenant, id);
+    const v = (await this.ctx.load(tenant, memberId)).vouchers.get(id);
+    if (!v) throw notFound('redemption');
+    return redemptionView(v, memberId);
+  }
+
+  /** GET /v1/redemptions?code=: the redemption, its owner and whether it can still be used now. */
+  async byCode(tenant: string, code: string): Promise<RedemptionView & { valid: boolean }> {
+    const { rows } = await this.ctx.pool.query<{ id: string; member_id: string }>(
+      'select id, member_id from redemption.redemptions where tenant = $1 and code = $2 order by created_at limit 1', [tenant, code.trim().toUpperCase()]);
+    if (!rows.length) throw notFound('voucher code');
+    const [s, now] = await Promise.all([this.ctx.load(tenant, rows[0].member_id), this.ctx.programs.now(tenant)]);
+    const v = s.vouchers.get(rows[0].id);
+    if (!v) throw notFound('voucher code');
+    const valid = v.status === 'created' && (v.expires_at === null || now.getTime() < Date.parse(v.expires_at));
+    return { ...redemptionView(v, rows[0].member_id), valid };
+  }
+
+  private async ownerOf(tenant: string, id: string): Promise<string> {
+    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
+      'select member_id from redemption.redemptions where tenant = $1 and id = $2', [tenant, id]);
+    if (!rows.length) throw notFound('redemption');
+    return rows[0].member_id;
+  }
+
+  /** Codes are random (32^8); a code already issued in this programme is drawn again. */
+  private async freshCode(tenant: string): Promise<string> {
+    for (;;) {
+      const code = newVoucherCode();
+      const { rowCount } = await this.ctx.pool.query('select 1 from redemption.redemptions where tenant = $1 and code = $2', [tenant, code]);
+      if (!rowCount) return code;
+    }
+  }
+}

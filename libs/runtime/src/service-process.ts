@@ -1,0 +1,68 @@
+import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { KafkaBus, kafkaServerOptions, kafkaServerReady } from '@loyalty/messaging';
+import { AppConfig, Migration, loadConfig } from '@loyalty/platform';
+import { PATTERNS } from '@loyalty/contracts';
+import { openRuntime, RuntimeModule } from './runtime.module';
+import { OpsController } from './ops/ops.controller';
+import { metricsMiddleware } from './ops/metrics';
+import { READINESS_CHECKS } from './ops/readiness';
+
+/** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
+export const ALL_PATTERNS: string[] = Object.values(PATTERNS).flatMap((group) => Object.values(group) as string[]);
+
+@Module({})
+class ServiceRootModule {
+  static create(config: AppConfig, runtime: Awaited<ReturnType<typeof openRuntime>>, bus: KafkaBus, modules: Type<unknown>[], withOps: boolean): DynamicModule {
+    return {
+      module: ServiceRootModule,
+      imports: [RuntimeModule.forRoot(config, runtime.pool, runtime.store, bus), ...modules],
+      controllers: withOps ? [OpsController] : [],
+      providers: [{ provide: READINESS_CHECKS, useValue: [{ name: 'broker', check: () => true }] }],
+    };
+  }
+}
+
+export interface ProcessOptions {
+  /** e.g. 'ledger': consumer group `loyalty-ledger` */
+  name: string;
+  modules: Type<unknown>[];
+  migrations: Migration[];
+  /** true for a service (consumes its patterns from Kafka); false for the gateway */
+  consumes: boolean;
+  /** called before listen (the gateway configures its HTTP pipeline here) */
+  configure?: (app: INestApplication, config: AppConfig) => void;
+  /** the gateway brings its own ops routes */
+  withOps?: boolean;
+}
+
+/**
+ * One process of the distributed topology: database and event store, a Kafka command bus client,
+ * the service's modules, its Kafka consumer (services) and an HTTP port for health and metrics
+ * (or the API, for the gateway).
+ */
+export const startProcess = async (options: ProcessOptions): Promise<INestApplication> => {
+  const config = loadConfig();
+  if (!config.kafkaBrokers?.length) throw new Error('KAFKA_BROKERS is required in distributed mode');
+  const runtime = await openRuntime({ config, migrations: options.migrations });
+  // 16 partitions per topic: one member (the key) stays ordered while 16 proceed at once
+  const bus = new KafkaBus(config.kafkaBrokers, `loyalty-${options.name}-${process.pid}`, ALL_PATTERNS, { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16) });
+  await bus.connect();
+  const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, options.modules, options.withOps ?? true), {
+    bodyParser: options.consumes, logger: ['log', 'warn', 'error'],
+  });
+  app.use(metricsMiddleware);
+  options.configure?.(app, config);
+  if (options.consumes) {
+    const ms = app.connectMicroservice(kafkaServerOptions(config.kafkaBrokers, `loyalty-${options.name}`, `loyalty-${options.name}`, { partitionsConsumedConcurrently: 16 }));
+    await app.startAllMicroservices();
+    await kafkaServerReady(ms, 60_000);
+  }
+  app.enableShutdownHooks();
+  await app.listen(config.port, '0.0.0.0');
+  process.stdout.write(`loyalty ${options.name} ready on :${config.port} (Kafka ${config.kafkaBrokers.join(',')})\n`);
+  const close = async () => { await app.close(); await bus.close().catch(() => undefined); process.exit(0); };
+  process.once('SIGTERM', close);
+  process.once('SIGINT', close);
+  return app;
+};
