@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '@loyalty/admin-cli';
+import { eventually } from '@loyalty/testing';
 import { TestApp, startTestApp } from './testing/harness';
 
 /** The admin CLI driven in-process (its exported run()) against the real standalone app over HTTP. */
@@ -93,7 +94,7 @@ describe('admin CLI against the standalone app', () => {
   });
 
   it('suspends and reinstates a member', async () => {
-    const { liveKey, programId } = await app.createProgram();
+    const { liveKey } = await app.createProgram();
     const enrolled = await app.http('POST', '/v1/members', { key: liveKey, body: { email: 'cli@example.com' } });
     expect(enrolled.status).toBe(201);
     const id = enrolled.body.data.id as string;
@@ -102,7 +103,6 @@ describe('admin CLI against the standalone app', () => {
     expect((await app.http('GET', `/v1/members/${id}`, { key: liveKey })).body.data.state).toBe('suspended');
     expect((await cli('members', 'reinstate', id)).code).toBe(0);
     expect((await app.http('GET', `/v1/members/${id}`, { key: liveKey })).body.data.state).toBe('registered');
-    expect(programId).toMatch(/^P-/);
   });
 
   it('advances the sandbox clock and lists rejected calls', async () => {
@@ -114,11 +114,12 @@ describe('admin CLI against the standalone app', () => {
     expect(Date.parse(advanced.json().now)).toBeGreaterThanOrEqual(before + 2 * 86_400_000);
 
     expect((await app.http('GET', '/v1/members/M-00000000000000000000000000', { key: liveKey })).status).toBe(404);
-    await expect(async () => {
+    // the rejected-call log is written after the response, best effort
+    await eventually(async () => {
       const listed = await cli('rejected-calls', programId, '--limit', '5');
       expect(listed.code).toBe(0);
       expect(listed.json()).toEqual([expect.objectContaining({ method: 'GET', status: 404, slug: 'not-found' })]);
-    }).not.toThrow();
+    });
   });
 
   it('exits 1 with the problem when the service refuses, and when the token is wrong', async () => {

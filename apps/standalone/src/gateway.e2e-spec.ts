@@ -156,6 +156,28 @@ describe('gateway over HTTP (standalone)', () => {
       expect((await app.http('GET', '/v1/ping', { key: rotated.key })).status).toBe(200);
     });
 
+    it('revokes at once on every replica, even one that just used (and cached) the key', async () => {
+      const second = await startStandalone({
+        databaseUrl: app.databaseUrl, port: 0, adminToken: app.adminToken, adminTokenGenerated: false, baseUrl: BASE,
+      }, false);
+      const b = await startTestApp({}, { url: second.url, adminToken: app.adminToken, databaseUrl: app.databaseUrl, close: () => second.app.close() });
+      try {
+        for (let i = 0; i < 3; i++) {
+          const k = await newKey({});
+          expect((await b.http('GET', '/v1/ping', { key: k.key })).status).toBe(200);
+          expect((await app.admin('DELETE', `/admin/v1/keys/${k.id}`)).status).toBe(200);
+          expectProblem(await b.http('GET', '/v1/ping', { key: k.key }), 401, 'unauthenticated');
+        }
+        // rotation with a grace period still lets the old key work on both
+        const k = await newKey({});
+        expect((await b.http('GET', '/v1/ping', { key: k.key })).status).toBe(200);
+        await app.admin('POST', `/admin/v1/keys/${k.id}/rotate`);
+        expect((await b.http('GET', '/v1/ping', { key: k.key })).status).toBe(200);
+      } finally {
+        await second.app.close();
+      }
+    });
+
     it('stores keys hashed: no column of gateway.api_keys holds a plaintext key', async () => {
       const k = await newKey({ name: 'hash-check' });
       const rows = await query<{ t: string }>(app.databaseUrl, 'select t::text as t from gateway.api_keys t');
@@ -510,15 +532,25 @@ describe('gateway logs', () => {
       await t.http('GET', '/v1/ping', { key: `svc_live_${'Z'.repeat(32)}` });
       await t.admin('DELETE', `/admin/v1/keys/${p.liveKeyId}`);
       await t.http('GET', '/v1/ping', { key: p.liveKey });
-      await t.http('GET', '/v1/members/M-00000000000000000000000000', { key: p.testKey });
+      await t.http('GET', '/v1/members/M-00000000000000000000000000', { key: p.testKey, headers: { 'x-request-id': 'log-req-1' } });
+      await t.http('GET', '/v1/members/ref:private-ref-77?limit=0', { key: rotated });
+      await t.http('GET', '/v1/members?email=log@example.com', { key: rotated });
+      await t.http('GET', '/v1/members/phone:%2B14155550111', { key: rotated });
       await started.app.close();
       started = undefined;
       const all = written.join('');
-      expect(written.length).toBeGreaterThan(0); // the logger did run
-      for (const secret of [p.liveKey, p.testKey, rotated, `svc_live_${'Z'.repeat(32)}`]) {
+      // one access-log line per request, with the request id and the key's id (never the key)
+      const line = written.find((w) => w.includes('"request_id":"log-req-1"'));
+      expect(line).toBeDefined();
+      expect(line).toContain('"status":404');
+      expect(line).toContain(`"key_id":"${p.testKeyId}"`);
+      expect(line).toContain('"path":"/v1/members/M-00000000000000000000000000"');
+      for (const secret of [p.liveKey, p.testKey, rotated, `svc_live_${'Z'.repeat(32)}`, 'adm_logs_test_token']) {
         expect(all).not.toContain(secret);
         expect(all).not.toContain(secret.slice(12));
       }
+      // nor personal identifiers from URLs
+      for (const pii of ['private-ref-77', 'log@example.com', '14155550111']) expect(all).not.toContain(pii);
     } finally {
       out.mockRestore();
       err.mockRestore();

@@ -1,6 +1,7 @@
 import { createDecipheriv } from 'node:crypto';
 import { Client } from 'pg';
 import { TestApp, startTestApp } from './testing/harness';
+import { startStandalone } from './start';
 
 /**
  * Members through real HTTP (interface spec "Members" + decisions §4): enrolment and identity,
@@ -37,6 +38,11 @@ const rowsContaining = (url: string, needle: string) => withDb(url, async (c) =>
   }
   return hits;
 });
+
+/** Identity claims whose member does not exist: an email or phone held for nobody. */
+const danglingClaims = (url: string) => withDb(url, async (c) => (await c.query(
+  `select i.kind, i.value, i.member_id from ledger.identities i
+   left join ledger.members m on m.tenant = i.tenant and m.member_id = i.member_id where m.member_id is null`)).rows);
 
 type Sealed = { v: number; kid: string; iv: string; tag: string; data: string };
 const findSealed = (v: unknown, out: Sealed[] = []): Sealed[] => {
@@ -121,6 +127,37 @@ describe('members over HTTP: the full surface', () => {
       expect(new Set(rs.map((r) => r.body.data.id)).size).toBe(1);
       const list = await app.http('GET', `/v1/members?email=${e}`, { key });
       expect(list.body.data).toHaveLength(1);
+      expect(await danglingClaims(app.databaseUrl)).toEqual([]);
+    });
+
+    it('gives a phone to one of many concurrent enrolments naming it; the rest are 409 phone-conflict', async () => {
+      for (let round = 0; round < 5; round++) {
+        const phone = `+1415555020${round}`;
+        const emails = Array.from({ length: 10 }, (_, i) => `phone-race-${round}-${i}@example.com`);
+        const rs = await Promise.all(emails.map((e) => enrol({ email: e, phone })));
+        expect(rs.map((r) => r.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+        expect(rs.filter((r) => r.status === 409).every((r) => r.body.type.endsWith('#phone-conflict'))).toBe(true);
+        const winner = rs.find((r) => r.status === 201)!.body.data;
+        expect(winner.email).toBe(emails[rs.findIndex((r) => r.status === 201)]);
+        expect((await app.http('GET', `/v1/members/phone:${encodeURIComponent(phone)}`, { key })).body.data.id).toBe(winner.id);
+        // the losers created nothing and left no claim on their email
+        for (const e of emails) {
+          const list = (await app.http('GET', `/v1/members?email=${e}`, { key })).body.data;
+          expect(list.map((m: { id: string }) => m.id)).toEqual(e === winner.email ? [winner.id] : []);
+        }
+      }
+      expect(await danglingClaims(app.databaseUrl)).toEqual([]);
+      // a loser can enrol without the phone: its email was not left pointing anywhere
+      const retry = await enrol({ email: 'phone-race-0-0@example.com' });
+      expect([200, 201]).toContain(retry.status);
+      expect(retry.body.data.email).toBe('phone-race-0-0@example.com');
+    });
+
+    it('creates one prospect for concurrent resolves of one phone', async () => {
+      const rs = await Promise.all(Array.from({ length: 20 }, () => app.http('POST', '/v1/members/resolve', { key, body: { phone: '+14155550151' } })));
+      expect(rs.filter((r) => r.status === 201)).toHaveLength(1);
+      expect(rs.filter((r) => r.status === 200)).toHaveLength(19);
+      expect(new Set(rs.map((r) => r.body.data.id)).size).toBe(1);
     });
 
     it('normalises phones to E.164', async () => {
@@ -391,6 +428,29 @@ describe('members over HTTP: the full surface', () => {
       for (const s of after.sealed) expect(JSON.stringify(s)).not.toContain(e);
     });
 
+    it('erases for every replica: a second instance that had the member cached shows no PII afterwards', async () => {
+      const second = await startStandalone({
+        databaseUrl: app.databaseUrl, port: 0, adminToken: app.adminToken, adminTokenGenerated: false, baseUrl: BASE,
+      }, false);
+      const b = await startTestApp({}, { url: second.url, adminToken: app.adminToken, databaseUrl: app.databaseUrl, close: () => second.app.close() });
+      try {
+        const e = email('replica');
+        const m = (await enrol({ email: e, phone: '+14155550191', external_ref: 'replica-ref' })).body.data;
+        // instance B reads the member, so it holds the member's data key in memory
+        const seen = await b.http('GET', `/v1/members/${m.id}`, { key });
+        expect(seen.body.data.email).toBe(e);
+        expect((await app.http('DELETE', `/v1/members/${m.id}`, { key })).status).toBe(200);
+        const after = await b.http('GET', `/v1/members/${m.id}`, { key });
+        expect(after.status).toBe(200);
+        expect(after.body.data).toMatchObject({ id: m.id, state: 'deleted', email: null, phone: null, external_ref: null });
+        // B's projections never write the PII back either
+        await new Promise((r) => setTimeout(r, 300));
+        expect(await rowsContaining(app.databaseUrl, e)).toEqual([]);
+      } finally {
+        await second.app.close();
+      }
+    });
+
     it('answers 404 for erasing an unknown member', async () => {
       expectProblem(await app.http('DELETE', '/v1/members/M-00000000000000000000000000', { key }), 404, 'not-found');
       expectProblem(await app.http('DELETE', '/v1/members/ref:nobody', { key }), 404, 'not-found');
@@ -426,6 +486,29 @@ describe('members over HTTP: the full surface', () => {
       expect(paths(await app.http('POST', u, { key, body: { amount_cents: 10, reason_code: '' } }))).toEqual(['/reason_code']);
       expectProblem(await app.http('POST', '/v1/members/M-00000000000000000000000000/adjust', { key, body: { amount_cents: 10, reason_code: 'x' } }), 404, 'not-found');
       expect((await app.http('GET', `/v1/members/${m.id}/ledger`, { key })).body.data).toEqual([]);
+    });
+
+    it('honours idempotency_key in the body: a retry adds nothing, a different adjustment under it is 409', async () => {
+      const m = (await enrol({ email: email('adj-key') })).body.data;
+      const u = `/v1/members/${m.id}/adjust`;
+      const a = await app.http('POST', u, { key, body: { amount_cents: 250, reason_code: 'promo', idempotency_key: 'body-key-1' } });
+      const b = await app.http('POST', u, { key, body: { amount_cents: 250, reason_code: 'promo', idempotency_key: 'body-key-1', note: 'retry' } });
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(b.body.data.ledger_entry_id).toBe(a.body.data.ledger_entry_id);
+      expectProblem(await app.http('POST', u, { key, body: { amount_cents: 999, reason_code: 'promo', idempotency_key: 'body-key-1' } }), 409, 'idempotency-key-reused');
+      expect((await app.http('GET', `/v1/members/${m.id}/ledger`, { key })).body.data).toHaveLength(1);
+      expect((await app.http('GET', `/v1/members/${m.id}`, { key })).body.data.balances.available_cents).toBe(250);
+    });
+
+    it('applies 30 concurrent adjustments exactly once each', async () => {
+      const m = (await enrol({ email: email('adj-race') })).body.data;
+      const rs = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+        app.http('POST', `/v1/members/${m.id}/adjust`, { key, body: { amount_cents: i + 1, reason_code: 'race' } })));
+      expect(rs.map((r) => r.status)).toEqual(Array(30).fill(201));
+      expect(new Set(rs.map((r) => r.body.data.ledger_entry_id)).size).toBe(30);
+      const after = (await app.http('GET', `/v1/members/${m.id}`, { key })).body.data;
+      expect(after.balances.available_cents).toBe((30 * 31) / 2);
+      expect((await app.http('GET', `/v1/members/${m.id}/ledger?limit=200`, { key })).body.data).toHaveLength(30);
     });
 
     it('lists the ledger oldest first with the LedgerEntry fields and cursor paging (limit 1–200)', async () => {

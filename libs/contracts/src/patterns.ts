@@ -40,6 +40,8 @@ export const PATTERNS = {
     confirmReservation: 'redemption.reservation.confirm',
     releaseReservation: 'redemption.reservation.release',
     sweep: 'redemption.sweep',
+    /** sandbox wiped: forget cached member state (the rows went with the ledger's wipe) */
+    wipe: 'redemption.sandbox.wipe',
   },
 } as const;
 

@@ -70,6 +70,7 @@ export interface PostgresEventStoreOptions {
  */
 export class PostgresEventStore implements EventStore {
   private listener: PoolClient | null = null;
+  private listening: Promise<void> | null = null;
   private readonly wakers = new Set<() => void>();
   private closed = false;
 
@@ -77,6 +78,25 @@ export class PostgresEventStore implements EventStore {
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.appendOnce(streamId, events, expected);
+      } catch (e) {
+        // 23505: a concurrent append created this stream (or wrote these ids) first; there was no stream row to
+        // lock. It has committed by now, so a retry locks its row and decides properly: `any` appends after it,
+        // a duplicate of it is idempotent, anything else is a conflict with the actual revision.
+        if ((e as { code?: string }).code !== '23505') throw e;
+        if (attempt >= 2) throw new WrongExpectedRevisionError(streamId, expected, await this.revisionOf(streamId));
+      }
+    }
+  }
+
+  private async revisionOf(streamId: string): Promise<bigint | 'no_stream'> {
+    const { rows } = await this.pool.query<{ revision: string }>('select revision from es.streams where stream_id = $1', [streamId]);
+    return rows.length ? BigInt(rows[0].revision) : 'no_stream';
+  }
+
+  private async appendOnce(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
@@ -118,10 +138,6 @@ export class PostgresEventStore implements EventStore {
       return { nextRevision: next, position: { commit: BigInt(last.transaction_id), prepare: BigInt(last.global_position) } };
     } catch (e) {
       await client.query('rollback').catch(() => undefined);
-      if ((e as { code?: string }).code === '23505') {
-        // a concurrent append won the race for this revision or stream
-        throw new WrongExpectedRevisionError(streamId, expected, 'no_stream');
-      }
       throw e;
     } finally {
       client.release();
@@ -158,12 +174,15 @@ export class PostgresEventStore implements EventStore {
     let position = options.from;
     let stopped = false;
     let wake: (() => void) | null = null;
-    const waker = () => wake?.();
+    // A poke that arrives while a read is in flight must not be lost, or the subscriber sleeps a whole pollMs.
+    let poked = false;
+    const waker = () => { poked = true; wake?.(); };
     this.wakers.add(waker);
     void this.ensureListener();
     const batchSize = options.batchSize ?? 500;
     const loop = (async () => {
       while (!stopped) {
+        poked = false;
         try {
           const events = await this.readAll(position, batchSize, options.filter);
           if (events.length) {
@@ -175,6 +194,8 @@ export class PostgresEventStore implements EventStore {
           options.onError?.(e);
         }
         if (stopped) break;
+        if (poked) continue;
+        void this.ensureListener(); // re-LISTEN if the connection was lost
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, this.pollMs);
           wake = () => { clearTimeout(t); resolve(); };
@@ -197,24 +218,49 @@ export class PostgresEventStore implements EventStore {
     for (const w of this.wakers) w();
   }
 
-  private async ensureListener(): Promise<void> {
-    if (this.listener || this.closed) return;
+  /** One LISTEN connection per store, however many subscriptions start at once. */
+  private ensureListener(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.listening ??= this.listen();
+    return this.listening;
+  }
+
+  private async listen(): Promise<void> {
+    let client: PoolClient | null = null;
     try {
-      const client = await this.pool.connect();
-      this.listener = client;
-      client.on('notification', () => this.poke());
-      await client.query('listen es_appended');
+      client = await this.pool.connect();
+      const c = client;
+      c.on('notification', () => this.poke());
+      c.on('error', () => {
+        // connection lost: hand it back broken and listen again on the next subscribe; polling delivers meanwhile
+        if (this.listener === c) this.dropListener(c, true);
+      });
+      await c.query('listen es_appended');
+      if (this.closed) {
+        c.release();
+        return;
+      }
+      this.listener = c;
+      this.poke(); // a subscription may have read before LISTEN took effect
     } catch {
-      this.listener = null; // polling still delivers
+      if (client) client.release(true);
+      this.listening = null; // polling still delivers
     }
+  }
+
+  private dropListener(c: PoolClient, broken: boolean): void {
+    this.listener = null;
+    this.listening = null;
+    c.release(broken || undefined);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.listener) {
-      await this.listener.query('unlisten es_appended').catch(() => undefined);
-      this.listener.release();
-      this.listener = null;
+    await this.listening;
+    const c = this.listener;
+    if (c) {
+      await c.query('unlisten es_appended').catch(() => undefined);
+      if (this.listener === c) this.dropListener(c, false);
     }
   }
 }

@@ -1,4 +1,6 @@
 import { Migration } from '@loyalty/platform';
+import { LEDGER_TIME_MIGRATIONS } from './sweeps/time.migrations';
+import { ORDER_MIGRATIONS } from './orders/orders.migrations';
 
 export const LEDGER_MIGRATIONS: Migration[] = [
   {
@@ -34,4 +36,6 @@ export const LEDGER_MIGRATIONS: Migration[] = [
       create index members_state on ledger.members (tenant, state, seq);
     `,
   },
+  ...LEDGER_TIME_MIGRATIONS,
+  ...ORDER_MIGRATIONS,
 ];

@@ -8,11 +8,22 @@ import { LedgerMessages } from './ledger.messages';
 import { LiabilityService } from './liability/liability.service';
 import { MembersService } from './members/members.service';
 import { PiiVault } from './pii/pii.vault';
-import { MembersProjection } from './projections/members.projection';
+import { MigrationsMessages } from './migrations-import/migrations.messages';
+import { MigrationsService } from './migrations-import/migrations.service';
+import { LEDGER_PROJECTIONS } from './rebuild/ledger.projections';
+import { SandboxWipeService } from './rebuild/sandbox-wipe.service';
+import { WipeMessages } from './rebuild/wipe.messages';
+import { SweepMessages } from './sweeps/sweep.messages';
+import { SweepService } from './sweeps/sweep.service';
+import { Sweeper } from './sweeps/sweeper';
+import { CampaignBudgets } from './orders/campaign-budgets';
+import { EntryReviewService } from './orders/entry-review.service';
+import { OrdersMessages } from './orders/orders.messages';
+import { OrdersService } from './orders/orders.service';
 
 /** The ledger service: members, identity, ledger, balances, tiers, expiry, liability. */
 @Module({
-  controllers: [LedgerMessages],
+  controllers: [LedgerMessages, SweepMessages, MigrationsMessages, WipeMessages, OrdersMessages],
   providers: [
     {
       provide: LedgerContext,
@@ -22,14 +33,27 @@ import { MembersProjection } from './projections/members.projection';
     },
     { provide: MembersService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new MembersService(ctx) },
     { provide: LiabilityService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new LiabilityService(ctx) },
+    { provide: SweepService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new SweepService(ctx) },
+    Sweeper,
+    { provide: OrdersService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new OrdersService(ctx, m, new CampaignBudgets(ctx.pool)) },
+    { provide: EntryReviewService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new EntryReviewService(ctx, m) },
+    { provide: MigrationsService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new MigrationsService(ctx, m) },
+    {
+      provide: SandboxWipeService, inject: [LedgerContext, LiabilityService],
+      useFactory: (ctx: LedgerContext, liability: LiabilityService) => new SandboxWipeService(ctx, (tenant) => {
+        liability.clear(tenant);
+        for (const r of ctx.runners) (r.projection as { reset?: () => void }).reset?.();
+      }),
+    },
   ],
-  exports: [LedgerContext, MembersService, LiabilityService],
+  exports: [LedgerContext, MembersService, LiabilityService, OrdersService],
 })
 export class LedgerModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(private readonly ctx: LedgerContext, @Inject(EVENT_STORE) private readonly store: EventStore) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.ctx.runners = [new ProjectionRunner(this.store, this.ctx.pool, new MembersProjection(this.store, this.ctx.vault))];
+    this.ctx.runners = LEDGER_PROJECTIONS({ store: this.store, pool: this.ctx.pool, vault: this.ctx.vault })
+      .map((p) => new ProjectionRunner(this.store, this.ctx.pool, p));
     for (const r of this.ctx.runners) await r.start();
   }
 

@@ -1,8 +1,7 @@
 import { INestMicroservice, Logger, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ProblemError } from '@loyalty/platform';
-// libs/testing's index belongs to another lib owner; the Kafka helper is imported by path.
-import { deleteKafkaTopicsAndGroups, kafkaBrokers, requireKafka, uniqueKafkaName } from '../../testing/src/kafka';
+import { deleteKafkaTopicsAndGroups, kafkaBrokers, requireKafka, uniqueKafkaName } from '@loyalty/testing';
 import {
   allPatterns,
   commandBusContractModule,

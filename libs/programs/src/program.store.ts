@@ -31,6 +31,14 @@ const toProgram = (r: Row): Program => ({
   created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
 });
 
+const canonicalJson = (v: unknown): string => {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
+};
+
 /** Normalises admin input into stored rules; versions start at 1 and rise on every change of a rule. */
 export const normaliseRules = (input: Partial<Rule>[], previous: Rule[] = []): Rule[] =>
   input.map((r, i) => {
@@ -57,7 +65,8 @@ export const normaliseRules = (input: Partial<Rule>[], previous: Rule[] = []): R
     if (before) {
       const { version: _v, ...a } = before;
       const { version: _w, ...b } = rule;
-      rule.version = JSON.stringify(a) === JSON.stringify(b) ? before.version : before.version + 1;
+      // canonical comparison: the stored rule came back from jsonb, which reorders keys
+      rule.version = canonicalJson(a) === canonicalJson(b) ? before.version : before.version + 1;
     }
     return rule;
   });

@@ -3,6 +3,7 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import { ExpirySweeper } from './expiry/expiry.sweeper';
+import { SpendingContext } from './spending.context';
 import { QuoteInput, ReservationsService, ReserveInput } from './reservations/reservations.service';
 import { CreateRedemptionInput, VouchersService } from './vouchers/vouchers.service';
 
@@ -12,7 +13,12 @@ const P = PATTERNS.redemption;
 /** The redemption service's bus adapter: one line per pattern. */
 @Controller()
 export class RedemptionMessages {
-  constructor(private readonly vouchers: VouchersService, private readonly reservations: ReservationsService, private readonly sweeper: ExpirySweeper) {}
+  constructor(
+    private readonly ctx: SpendingContext,
+    private readonly vouchers: VouchersService,
+    private readonly reservations: ReservationsService,
+    private readonly sweeper: ExpirySweeper,
+  ) {}
 
   @MessagePattern(P.create)
   create(@Payload() p: T & { member_id: string; body: CreateRedemptionInput; idempotency_key?: string }) {
@@ -47,6 +53,15 @@ export class RedemptionMessages {
 
   @MessagePattern(P.getReservation)
   getReservation(@Payload() p: T & { id: string }) { return reply(() => this.reservations.get(p.tenant, p.id)); }
+
+  /** The admin plane wiped a sandbox: its member streams are gone, so no cached state of them may survive. */
+  @MessagePattern(P.wipe)
+  wipe(@Payload() _p: T) {
+    return reply(() => {
+      this.ctx.handler.forget();
+      return { forgotten: true };
+    });
+  }
 
   /** Called by the admin plane right after a sandbox test clock moves. */
   @MessagePattern(P.sweep)

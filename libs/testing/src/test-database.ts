@@ -53,7 +53,8 @@ export const createTestDatabase = async (prefix: string, options: TestDatabaseOp
   const drop = async (): Promise<void> => {
     if (dropped) return;
     dropped = true;
-    await pool.end().catch(() => undefined);
+    // A client a test never released would make pool.end() wait forever; the forced drop below ends it anyway.
+    await Promise.race([pool.end().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
     // WITH (FORCE) (PostgreSQL 13+) ends connections a test forgot to close, e.g. a LISTEN client.
     await withAdmin((c) => c.query(`drop database if exists ${quoteIdent(name)} with (force)`));
   };

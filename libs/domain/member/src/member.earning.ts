@@ -189,9 +189,13 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
         if (e && !slots.some((x) => x.id === id)) slots.push({ id, amount: e.amount_cents, reversed: e.reversed_cents, status: e.status, release_on: e.release_on ?? null, release_at: e.release_at, rule: e.rule, expires_at: e.expires_at });
       }
     } else {
+      const seen = new Map<string, number>();
       for (const line of cmd.earn.lines) {
         if (line.amount_cents <= 0) continue;
-        const cause = orderCauses.earn(ref, line.rule_id);
+        // a rule listed twice (a configuration slip) still gets distinct causes and ids
+        const n = (seen.get(line.rule_id) ?? 0) + 1;
+        seen.set(line.rule_id, n);
+        const cause = orderCauses.earn(ref, line.rule_id) + (n > 1 ? `#${n}` : '');
         const timing = initialEarnStatus(line, cmd.order, cmd.return_window_days);
         const d = earnEntry(line, { id: cmd.entryId(cause), cause, order_ref: ref, at: cmd.at, expiry: cmd.expiry, ...timing });
         record(d);

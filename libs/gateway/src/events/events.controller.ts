@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { PATTERNS } from '@loyalty/contracts';
 import type { BatchEventResult, EventAccepted, EventStatus, SubmitEventsReply } from '@loyalty/contracts';
@@ -28,7 +28,12 @@ export class EventsController {
    * shape depends on `type` (the global pipe sees `unknown` and leaves it alone).
    */
   @Post()
+  @HttpCode(202)
   @RequireScopes('ingest')
+  @ApiResponse({ status: 202, description: 'Accepted for asynchronous processing: EventAccepted (single) or BatchEventResult[] (batch)' })
+  @ApiResponse({ status: 200, description: "A single event whose idempotency key is known: the original's EventAccepted with replayed: true" })
+  @ApiResponse({ status: 422, description: 'Validation failed (JSON-pointer paths such as /events/3/gross_cents); nothing was accepted' })
+  @ApiResponse({ status: 429, description: 'Rate limited, or the backlog is full (reason: backlog); nothing was accepted; see Retry-After' })
   @ApiBody({
     schema: {
       oneOf: [CustomerEventDto, OrderAmountEventDto, OrderCancelledEventDto, OrderRefundedEventDto, EventBatchDto]

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { AppConfig } from '@loyalty/platform';
 import { GatewayRequest } from './request-context';
 import { sendProblem } from './problem-response';
+import { accessLog } from './access-log';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -16,6 +17,7 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
     res.setHeader('X-Request-Id', id);
     next();
   });
+  app.use(accessLog);
   const json = express.json({ limit: '1mb', type: () => true, strict: false });
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' && !req.headers['content-length']) return next();

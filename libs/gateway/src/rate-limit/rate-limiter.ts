@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
 import { AppConfig } from '@loyalty/platform';
 import { APP_CONFIG } from '../tokens';
@@ -28,20 +28,36 @@ if allowed == 0 then wait = (cost - tokens) / rate end
 return {allowed, tostring(tokens), tostring(wait)}
 `;
 
-/** Per-key token bucket: shared through Redis when REDIS_URL is set, in process otherwise. */
+/**
+ * Per-key token bucket: shared through Redis when REDIS_URL is set, in process otherwise. While
+ * Redis cannot be reached the limiter falls back to the in-process bucket (limits then hold per
+ * replica) rather than failing every request.
+ */
 @Injectable()
 export class RateLimiter implements OnModuleDestroy {
   private readonly local = new Map<string, TokenBucket>();
   private readonly redis: Redis | null;
+  private readonly log = new Logger('RateLimiter');
+  private lastWarning = 0;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
+    this.redis = config.redisUrl
+      ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 })
+      : null;
+    this.redis?.on('error', () => undefined); // reported once per minute by take()
   }
 
   async take(keyId: string, rate: { burst: number; perSecond: number }, cost: number): Promise<TakeResult> {
     if (this.redis) {
-      const [allowed, tokens, wait] = (await this.redis.eval(TAKE_SCRIPT, 1, `rl:${keyId}`, rate.burst, rate.perSecond, cost)) as [number, string, string];
-      return { allowed: allowed === 1, remaining: Number(tokens), retryAfterSeconds: Number(wait) };
+      try {
+        const [allowed, tokens, wait] = (await this.redis.eval(TAKE_SCRIPT, 1, `rl:${keyId}`, rate.burst, rate.perSecond, cost)) as [number, string, string];
+        return { allowed: allowed === 1, remaining: Number(tokens), retryAfterSeconds: Number(wait) };
+      } catch (e) {
+        if (Date.now() - this.lastWarning > 60_000) {
+          this.lastWarning = Date.now();
+          this.log.warn(`Redis unavailable (${(e as Error).message}); rate limits apply per replica until it returns`);
+        }
+      }
     }
     const bucket = this.local.get(keyId) ?? { tokens: rate.burst, updatedAt: Date.now() };
     const r = takeFromBucket(bucket, rate, cost, Date.now());

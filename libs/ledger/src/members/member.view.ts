@@ -1,22 +1,12 @@
-import type { LedgerEntryView, MemberView } from '@loyalty/contracts';
-import { Entry, MemberAggregate, balancesOf } from '@loyalty/domain-member';
+import type { ExpiryPolicy, LedgerEntryView, MemberView } from '@loyalty/contracts';
+import { Entry, MemberAggregate, balancesOf, expiringWithinDays } from '@loyalty/domain-member';
 import type { Pii } from '../pii/pii.vault';
 
-const DAY = 86_400_000;
+/** Unspent points whose expiry (lot date, or the inactivity deadline under that policy) falls within the next `days` days. */
+export const expiringWithin = (s: MemberAggregate, now: Date, days = 30, expiry?: ExpiryPolicy | null): number =>
+  expiringWithinDays(s, expiry, now.toISOString(), days);
 
-/** Unspent points whose expiry falls within the next `days` days. */
-export const expiringWithin = (s: MemberAggregate, now: Date, days = 30): number => {
-  const limit = now.getTime() + days * DAY;
-  let sum = 0;
-  for (const lot of s.lots) {
-    if (lot.remaining_cents <= 0 || !lot.expires_at) continue;
-    const t = Date.parse(lot.expires_at);
-    if (t > now.getTime() && t <= limit) sum += lot.remaining_cents;
-  }
-  return sum;
-};
-
-export const toMemberView = (s: MemberAggregate, pii: Pii, now: Date): MemberView => ({
+export const toMemberView = (s: MemberAggregate, pii: Pii, now: Date, expiry?: ExpiryPolicy | null): MemberView => ({
   id: s.id,
   email: pii.email,
   phone: pii.phone,
@@ -25,7 +15,7 @@ export const toMemberView = (s: MemberAggregate, pii: Pii, now: Date): MemberVie
   referral_code: s.referral_code,
   tier: s.tier,
   balances: balancesOf(s),
-  expiring_30d_cents: expiringWithin(s, now),
+  expiring_30d_cents: expiringWithin(s, now, 30, expiry),
   enrolled_at: s.enrolled_at,
   marketing_consent: s.marketing_consent,
   accepted_terms_version: s.accepted_terms_version,

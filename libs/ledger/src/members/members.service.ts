@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { MemberState, MemberView } from '@loyalty/contracts';
 import { AppendResult, Decision, WrongExpectedRevisionError } from '@loyalty/event-store';
 import {
-  MemberAggregate, MemberEvent, MemberRuleError, decideAdjust, decideStateChange, memberEvolver,
+  MemberAggregate, MemberEvent, MemberRuleError, decideAdjust, expiresAtFor, decideSignupBonus, decideStateChange, memberEvolver,
 } from '@loyalty/domain-member';
 import { FieldError, Page, ProblemError, decodeCursor, encodeCursor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
 import { LedgerContext, memberStream } from '../ledger.context';
 import type { Pii } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
+import { IdentityLocks, identityKeys } from './identity-locks';
 import { toEntryView, toMemberView } from './member.view';
+import { entryIdFor } from '../orders/deterministic-ids';
 
 export const toProblem = (e: unknown): unknown => {
   if (!(e instanceof MemberRuleError)) return e;
@@ -20,6 +22,9 @@ export const toProblem = (e: unknown): unknown => {
 export interface ProfileInput { email?: string; phone?: string; external_ref?: string; accepted_terms_version?: string; marketing_consent?: boolean }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One per process: every MembersService of the process serialises on the same identity values. */
+const LOCKS = new IdentityLocks();
 
 /** Members: identity, enrolment, profile, erasure, adjustments and reads (ledger service). */
 export class MembersService {
@@ -63,7 +68,8 @@ export class MembersService {
     const s = await this.load(tenant, memberId);
     if (!s.exists) throw notFound('member');
     const pii = await this.ctx.vault.open(tenant, memberId, s.pii);
-    return toMemberView(s, pii, await this.ctx.programs.now(tenant));
+    const program = await this.ctx.programs.forTenant(tenant);
+    return toMemberView(s, pii, await this.ctx.programs.now(tenant), program.settings.expiry);
   }
 
   async get(tenant: string, raw: string): Promise<MemberView> {
@@ -100,7 +106,7 @@ export class MembersService {
   // ---------- writes ----------
 
   /** Runs a decision on a member stream and waits until the read models have seen it. */
-  async decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R>): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
+  async decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, decide);
       await this.ctx.settle(out.append?.position);
@@ -149,7 +155,11 @@ export class MembersService {
    */
   async enrol(tenant: string, input: ProfileInput & { email: string }, at: string): Promise<{ created: boolean; member: MemberView }> {
     const ids = await this.validatedIdentity(input);
-    const email = ids.email!;
+    return LOCKS.run(identityKeys(tenant, ids), () => this.enrolLocked(tenant, ids as typeof ids & { email: string }, input, at));
+  }
+
+  private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string): Promise<{ created: boolean; member: MemberView }> {
+    const email = ids.email;
     for (let attempt = 0; attempt < 50; attempt++) {
       let memberId = await this.owner(tenant, 'email', email);
       if (!memberId) {
@@ -173,7 +183,13 @@ export class MembersService {
       }
       const s = await this.load(tenant, memberId);
       if (!s.exists) {
-        const created = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt);
+        let created: 'created' | 'exists' | 'retry';
+        try {
+          created = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt);
+        } catch (e) {
+          await this.releaseClaimsOfUncreated(tenant, memberId);
+          throw e;
+        }
         if (created === 'retry') continue;
         if (created === 'created') return { created: true, member: await this.view(tenant, memberId) };
         // someone else created it: fall through to enrich as "already enrolled"
@@ -182,6 +198,12 @@ export class MembersService {
       return { created: result.enrolled, member: await this.view(tenant, memberId) };
     }
     throw problem('unavailable', 'Could not enrol the member; retry with the same idempotency key');
+  }
+
+  /** A creation that failed leaves no identity claims behind (they would hold an email or phone for nobody). */
+  private async releaseClaimsOfUncreated(tenant: string, memberId: string): Promise<void> {
+    if ((await this.load(tenant, memberId)).exists) return;
+    await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
   }
 
   /** Creates the member stream. The identity claim happened first; a claim whose creator vanished is completed by whoever finds it. */
@@ -200,6 +222,7 @@ export class MembersService {
       throw validation([{ path: '/external_ref', message: 'external_ref belongs to a different member' }]);
     }
     const sealed = await this.ctx.vault.seal(tenant, memberId, pii);
+    const bonus = state === 'registered' ? await this.signupBonus(tenant, memberId, at) : null;
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
         if (s.exists) return { events: [], result: false };
@@ -209,7 +232,7 @@ export class MembersService {
               member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
               marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
             },
-          }],
+          }, ...(bonus ? bonus(s) : [])],
           result: true,
         };
       });
@@ -239,9 +262,11 @@ export class MembersService {
       if (pii.external_ref) await this.unclaim(tenant, memberId, 'ref', pii.external_ref);
       next.external_ref = ids.external_ref;
     }
-    if (ids.email && !pii.email) next.email = ids.email;
+    // a prospect known by phone or ref gains its email: claim it, or later look-ups by email miss it
+    if (ids.email && !pii.email && (await this.claim(tenant, 'email', ids.email, memberId))) next.email = ids.email;
     const piiChanged = JSON.stringify(next) !== JSON.stringify(pii);
     const sealed = piiChanged ? await this.ctx.vault.seal(tenant, memberId, next) : undefined;
+    const bonus = current.state === 'prospect' ? await this.signupBonus(tenant, memberId, at) : null;
     const { result } = await this.decide(tenant, memberId, (s) => {
       if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
       const events: MemberEvent[] = [];
@@ -255,10 +280,20 @@ export class MembersService {
       const enrolNow = s.state === 'prospect' && (enrol || input.accepted_terms_version !== undefined);
       if (enrolNow) {
         events.push({ type: 'MemberEnrolled', data: { accepted_terms_version: input.accepted_terms_version ?? null, marketing_consent: input.marketing_consent ?? s.marketing_consent, at } });
+        if (bonus) events.push(...bonus(s));
       }
       return { events, result: enrolNow };
     });
     return { enrolled: result };
+  }
+
+  /** The signup bonus of a member enrolling now (decisions §5): `earn` entries, once per member ever (cause `signup:<id>`). */
+  private async signupBonus(tenant: string, memberId: string, at: string): Promise<(s: MemberAggregate) => MemberEvent[]> {
+    const program = await this.ctx.programs.forTenant(tenant);
+    return (s) => decideSignupBonus(s, {
+      member_id: memberId, rules: program.rules, expiry: program.settings.expiry, at,
+      entryId: (cause, ruleId) => entryIdFor(tenant, `${cause}:${ruleId}`, at),
+    });
   }
 
   /** POST /v1/members/resolve: finds the member, or creates a silent prospect. */
@@ -267,6 +302,10 @@ export class MembersService {
       throw validation([{ path: '', message: 'at least one of email, phone or external_ref is required' }]);
     }
     const ids = await this.validatedIdentity(input);
+    return LOCKS.run(identityKeys(tenant, ids), () => this.resolveLocked(tenant, ids, at));
+  }
+
+  private async resolveLocked(tenant: string, ids: { email?: string; phone?: string; external_ref?: string }, at: string): Promise<{ created: boolean; member: MemberView }> {
     const owners = new Set<string>();
     for (const [kind, value] of [['email', ids.email], ['phone', ids.phone], ['ref', ids.external_ref]] as const) {
       const o = await this.owner(tenant, kind, value);
@@ -281,12 +320,16 @@ export class MembersService {
         return { created: false, member: await this.view(tenant, memberId) };
       }
     }
-    const { memberId, created } = await this.findOrCreateProspect(tenant, ids, at);
+    const { memberId, created } = await this.findOrCreateProspectLocked(tenant, ids, at);
     return { created, member: await this.view(tenant, memberId) };
   }
 
   /** Used by resolve and by order events naming an unknown customer. */
   async findOrCreateProspect(tenant: string, ids: { email?: string; phone?: string; external_ref?: string }, at: string): Promise<{ memberId: string; created: boolean }> {
+    return LOCKS.run(identityKeys(tenant, ids), () => this.findOrCreateProspectLocked(tenant, ids, at));
+  }
+
+  private async findOrCreateProspectLocked(tenant: string, ids: { email?: string; phone?: string; external_ref?: string }, at: string): Promise<{ memberId: string; created: boolean }> {
     for (let attempt = 0; attempt < 50; attempt++) {
       for (const [kind, value] of [['email', ids.email], ['ref', ids.external_ref], ['phone', ids.phone]] as const) {
         const o = await this.owner(tenant, kind, value);
@@ -303,7 +346,13 @@ export class MembersService {
       // secondary identifiers are claimed when free; a clash keeps the prospect without them
       if (ids.phone && kind !== 'phone' && (await this.claim(tenant, 'phone', ids.phone, candidate))) pii.phone = ids.phone;
       if (ids.external_ref && kind !== 'ref' && (await this.claim(tenant, 'ref', ids.external_ref, candidate))) pii.external_ref = ids.external_ref;
-      const r = await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0);
+      let r: 'created' | 'exists' | 'retry';
+      try {
+        r = await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0);
+      } catch (e) {
+        await this.releaseClaimsOfUncreated(tenant, candidate);
+        throw e;
+      }
       if (r === 'retry') continue;
       return { memberId: candidate, created: r === 'created' };
     }
@@ -317,7 +366,7 @@ export class MembersService {
     const s = await this.load(tenant, memberId);
     if (s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
     const ids = await this.validatedIdentity(input);
-    await this.enrichAndEnrol(tenant, memberId, ids, input, at, false);
+    await LOCKS.run(identityKeys(tenant, { phone: ids.phone, external_ref: ids.external_ref }), () => this.enrichAndEnrol(tenant, memberId, ids, input, at, false));
     return this.view(tenant, memberId);
   }
 
@@ -365,12 +414,21 @@ export class MembersService {
   async adjust(tenant: string, raw: string, input: { amount_cents: number; reason_code: string; note?: string; idempotency_key?: string; actor?: string }, at: string) {
     const memberId = await this.resolveId(tenant, raw);
     const cause = input.idempotency_key ? `adjust:${input.idempotency_key}` : `adjust:${randomUUID()}`;
+    // a credit expires under the programme's expiry policy like earned points
+    const expires_at = input.amount_cents > 0 ? expiresAtFor((await this.ctx.programs.forTenant(tenant)).settings.expiry, null, at) : null;
     const { result, state } = await this.decide(tenant, memberId, (s) => {
       const done = s.causes.get(cause);
-      if (done) return { events: [], result: done[0] };
+      if (done?.length) {
+        // the same key for a different adjustment is a caller error, not a replay
+        const e = s.entries.get(done[0]);
+        if (e && (e.amount_cents !== input.amount_cents || e.reason_code !== input.reason_code)) {
+          throw problem('idempotency-key-reused', 'This idempotency_key was used for a different adjustment');
+        }
+        return { events: [], result: done[0] };
+      }
       if (s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
       const entryId = newId('LE');
-      return { events: decideAdjust(s, { entryId, amount_cents: input.amount_cents, reason_code: input.reason_code, note: input.note ?? null, cause, actor: input.actor ?? null, at }), result: entryId };
+      return { events: decideAdjust(s, { entryId, amount_cents: input.amount_cents, reason_code: input.reason_code, note: input.note ?? null, cause, actor: input.actor ?? null, at, expires_at }), result: entryId };
     });
     const e = state.entries.get(result)!;
     return { ledger_entry_id: e.id, amount_cents: e.amount_cents, reason_code: e.reason_code, status: e.status, member_id: memberId, created_at: e.created_at };

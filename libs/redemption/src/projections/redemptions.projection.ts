@@ -1,5 +1,5 @@
-import { PoolClient } from 'pg';
-import { Projection, RecordedEvent } from '@loyalty/event-store';
+import { Pool, PoolClient } from 'pg';
+import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import type { MemberEvent } from '@loyalty/domain-member';
 
 /** `member-<tenant>-<M-…>` → its parts; null for any other stream. */
@@ -69,3 +69,6 @@ export class RedemptionsProjection implements Projection {
     }
   }
 }
+
+/** Every read model of the redemption service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`). */
+export const REDEMPTION_PROJECTIONS = (_deps: { pool: Pool; store: EventStore }): Projection[] => [new RedemptionsProjection()];

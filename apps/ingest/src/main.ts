@@ -1,0 +1,6 @@
+import 'reflect-metadata';
+import { INGEST_MIGRATIONS, IngestModule } from '@loyalty/ingest';
+import { startProcess } from '@loyalty/runtime';
+
+startProcess({ name: 'ingest', modules: [IngestModule], migrations: INGEST_MIGRATIONS, consumes: true })
+  .catch((e) => { process.stderr.write(`ingest failed to start: ${(e as Error).stack}\n`); process.exit(1); });

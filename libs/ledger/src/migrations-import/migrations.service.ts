@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { decideAdjust, expiresAtFor, MemberEvent } from '@loyalty/domain-member';
+import { CROCKFORD, FieldError, newId, notFound, validation } from '@loyalty/platform';
+import { LedgerContext } from '../ledger.context';
+import { normaliseEmail, normalisePhone } from '../members/identity';
+import { MembersService } from '../members/members.service';
+import { MIGRATION_REASON } from './migration-entries.projection';
+
+export interface MigrationEntryInput { email: string; phone?: string; external_ref?: string; amount_cents: number; expires_at?: string }
+export interface MigrationResult { batch_id: string; imported: number; members_created: number }
+export interface MigrationReversal { batch_id: string; reversed: number; entries: number }
+
+export const MAX_MIGRATION_ENTRIES = 10_000;
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A batch id derived from the caller's Idempotency-Key: a retried import lands in the same batch. */
+export const batchIdFor = (tenant: string, key: string): string => {
+  const digest = createHash('sha256').update(`${tenant}\n${key}`).digest();
+  let out = '';
+  for (let i = 0; i < 26; i++) out += CROCKFORD[digest[i] % 32];
+  return `MB-${out}`;
+};
+
+interface Planned { index: number; email: string; phone?: string; external_ref?: string; amount_cents: number; expires_at: string | null }
+
+/**
+ * Migration import (decisions §10): balances from a previous system arrive as ONE `adjust` entry
+ * with reason_code `migration` per member (never as replayed orders, which would earn again).
+ * Customers unknown here are enrolled (`registered`: they had joined the old programme). An
+ * entry is idempotent per (batch, member); the whole batch can be reversed by its id.
+ */
+export class MigrationsService {
+  constructor(private readonly ctx: LedgerContext, private readonly members: MembersService) {}
+
+  private async owner(tenant: string, kind: 'email' | 'phone' | 'ref', value: string | undefined): Promise<string | null> {
+    if (value === undefined) return null;
+    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
+      'select member_id from ledger.identities where tenant = $1 and kind = $2 and value = $3', [tenant, kind, value]);
+    return rows[0]?.member_id ?? null;
+  }
+
+  private async emailOf(tenant: string, memberId: string): Promise<string | null> {
+    const { rows } = await this.ctx.pool.query<{ value: string }>(
+      `select value from ledger.identities where tenant = $1 and member_id = $2 and kind = 'email'`, [tenant, memberId]);
+    return rows[0]?.value ?? null;
+  }
+
+  /** Everything that would refuse an entry is checked before anything is written: a 422 imports nothing. */
+  private async plan(tenant: string, entries: MigrationEntryInput[], now: string): Promise<Planned[]> {
+    const errors: FieldError[] = [];
+    if (!Array.isArray(entries) || entries.length === 0) throw validation([{ path: '/entries', message: 'must contain at least 1 entry' }]);
+    if (entries.length > MAX_MIGRATION_ENTRIES) throw validation([{ path: '/entries', message: `must contain at most ${MAX_MIGRATION_ENTRIES} entries` }]);
+    const byEmail = new Map<string, number>();
+    const phoneClaims = new Map<string, string>();
+    const refClaims = new Map<string, string>();
+    const planned: Planned[] = [];
+    for (const [i, e] of entries.entries()) {
+      const at = (field: string) => `/entries/${i}/${field}`;
+      if (typeof e?.email !== 'string' || !e.email.includes('@')) { errors.push({ path: at('email'), message: 'must be an email' }); continue; }
+      if (!Number.isSafeInteger(e.amount_cents) || e.amount_cents < 1) errors.push({ path: at('amount_cents'), message: 'must be an integer of at least 1' });
+      const email = normaliseEmail(e.email);
+      const first = byEmail.get(email);
+      if (first !== undefined) errors.push({ path: at('email'), message: `duplicate email in this batch (first at /entries/${first})` });
+      else byEmail.set(email, i);
+      let phone: string | undefined;
+      if (e.phone !== undefined) {
+        const p = normalisePhone(e.phone, at('phone'));
+        if (p.ok) phone = p.value;
+        else errors.push(p.error);
+      }
+      let expires: string | null = null;
+      if (e.expires_at !== undefined && e.expires_at !== null) {
+        const t = typeof e.expires_at === 'string' && ISO_WITH_OFFSET.test(e.expires_at) ? Date.parse(e.expires_at) : NaN;
+        if (Number.isNaN(t)) errors.push({ path: at('expires_at'), message: 'must be an ISO 8601 date-time with a UTC offset' });
+        else if (t <= Date.parse(now)) errors.push({ path: at('expires_at'), message: 'must be in the future' });
+        else expires = new Date(t).toISOString();
+      }
+      // identifiers that belong to another member would make the enrolment refuse this entry
+      const emailOwner = await this.owner(tenant, 'email', email);
+      for (const [kind, value, claims, field] of [['phone', phone, phoneClaims, 'phone'], ['ref', e.external_ref, refClaims, 'external_ref']] as const) {
+        if (value === undefined) continue;
+        const claimedBy = claims.get(value);
+        if (claimedBy !== undefined && claimedBy !== email) { errors.push({ path: at(field), message: `${field} is also given for another email in this batch` }); continue; }
+        claims.set(value, email);
+        const other = await this.owner(tenant, kind, value);
+        if (!other || other === emailOwner) continue;
+        // a prospect known only by this phone/ref (no email) is adopted by the enrolment; anyone else is a conflict
+        const conflict = emailOwner !== null || (await this.emailOf(tenant, other)) !== null;
+        if (conflict) errors.push({ path: at(field), message: `${field} belongs to a different member` });
+      }
+      planned.push({ index: i, email, phone, external_ref: e.external_ref, amount_cents: e.amount_cents, expires_at: expires });
+    }
+    if (errors.length) throw validation(errors);
+    return planned;
+  }
+
+  async import(tenant: string, entries: MigrationEntryInput[], idempotencyKey?: string | null): Promise<MigrationResult> {
+    const now = (await this.ctx.programs.now(tenant)).toISOString();
+    const program = await this.ctx.programs.forTenant(tenant);
+    const planned = await this.plan(tenant, entries, now);
+    const batch_id = idempotencyKey ? batchIdFor(tenant, idempotencyKey) : newId('MB');
+    let imported = 0;
+    let members_created = 0;
+    for (const p of planned) {
+      const existed = await this.owner(tenant, 'email', p.email);
+      const { member } = await this.members.enrol(tenant, { email: p.email, phone: p.phone, external_ref: p.external_ref }, now);
+      if (!existed) members_created++;
+      const cause = `migration:${batch_id}:${member.id}`;
+      const expires_at = p.expires_at ?? expiresAtFor(program.settings.expiry, null, now);
+      await this.members.decide(tenant, member.id, (s) => {
+        if (s.causes.has(cause)) return { events: [], result: null };
+        const events: MemberEvent[] = decideAdjust(s, {
+          entryId: newId('LE'), amount_cents: p.amount_cents, reason_code: MIGRATION_REASON, note: null, cause, actor: 'admin',
+          at: now, expires_at, batch_id,
+        });
+        return { events, result: null };
+      });
+      imported++;
+    }
+    return { batch_id, imported, members_created };
+  }
+
+  /** Reverses every entry of the batch that is not reversed yet (a `reverse` entry each); a second call reverses nothing more. */
+  async reverse(batchId: string): Promise<MigrationReversal> {
+    const { rows } = await this.ctx.pool.query<{ tenant: string; member_id: string; entry_id: string }>(
+      'select tenant, member_id, entry_id from ledger.migration_entries where batch_id = $1 order by created_at, entry_id', [batchId]);
+    if (!rows.length) throw notFound('migration batch');
+    let reversed = 0;
+    for (const r of rows) {
+      const now = (await this.ctx.programs.now(r.tenant)).toISOString();
+      const cause = `migration-reverse:${r.entry_id}`;
+      const { result } = await this.members.decide(r.tenant, r.member_id, (s) => {
+        const e = s.entries.get(r.entry_id);
+        if (!e) return { events: [], result: false };
+        if (s.causes.has(cause) || e.status === 'reversed') return { events: [], result: true };
+        // an erased member's balance was forfeited already: nothing left to take back
+        if (s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: false };
+        const left = e.amount_cents - e.reversed_cents;
+        if (left <= 0) return { events: [], result: true };
+        return {
+          events: [{ type: 'EntryRecorded', data: {
+            id: newId('LE'), type: 'reverse', status: 'posted', amount_cents: -left, reason_code: 'migration_reversed', rule: null,
+            parent_entry_id: e.id, release_at: null, expires_at: null, created_at: now, order_ref: null, cause, actor: 'admin', batch_id: batchId,
+          } }],
+          result: true,
+        };
+      });
+      if (result) reversed++;
+    }
+    return { batch_id: batchId, reversed, entries: rows.length };
+  }
+}

@@ -1,0 +1,27 @@
+import type { LedgerEntryView } from '@loyalty/contracts';
+import { decideReviewEntry } from '@loyalty/domain-member';
+import { notFound, problem } from '@loyalty/platform';
+import { LedgerContext } from '../ledger.context';
+import { toEntryView } from '../members/member.view';
+import { MembersService } from '../members/members.service';
+import { EntryIndexProjection } from './entry-index.projection';
+
+/** POST /admin/v1/ledger-entries/{id}/approve|reject: an `under_review` earn becomes `posted` or `rejected`. */
+export class EntryReviewService {
+  constructor(private readonly ctx: LedgerContext, private readonly members: MembersService) {}
+
+  /** `tenant` '*' (the admin plane) finds the entry's partition by its id; any other value restricts to it. */
+  async review(tenant: string, entryId: string, action: 'approve' | 'reject', actor: string | null): Promise<LedgerEntryView & { member_id: string }> {
+    const where = await EntryIndexProjection.find(this.ctx.pool, entryId);
+    if (!where || (tenant !== '*' && where.tenant !== tenant)) throw notFound('ledger entry');
+    const at = (await this.ctx.programs.now(where.tenant)).toISOString();
+    const { state } = await this.members.decide(where.tenant, where.member_id, (s) => {
+      if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') throw notFound('ledger entry');
+      const out = decideReviewEntry(s, { entry_id: entryId, action, actor, at });
+      if ('refusal' in out) throw out.refusal === 'not-found' ? notFound('ledger entry') : problem('invalid-state', out.refusal);
+      return { events: out.events, result: null };
+    });
+    const program = await this.ctx.programs.forTenant(where.tenant);
+    return { ...toEntryView(state.entries.get(entryId)!, program.currency_name), member_id: where.member_id };
+  }
+}

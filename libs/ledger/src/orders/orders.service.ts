@@ -1,0 +1,208 @@
+import type { CustomerEvent, OrderEvent as InboundOrderEvent, Program, ProcessEventReply, ProcessEventRequest } from '@loyalty/contracts';
+import { EarnLine, computeEarnings } from '@loyalty/domain-earning';
+import {
+  MemberAggregate, MemberEvent, MemberRuleError, decideConfirmReservation, decideOrderStep, decideTier, earningRefusal, orderCauses,
+} from '@loyalty/domain-member';
+import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
+import { ProblemError, problem } from '@loyalty/platform';
+import { LedgerContext, memberStream, orderStream } from '../ledger.context';
+import { normaliseEmail, normalisePhone } from '../members/identity';
+import { MembersService } from '../members/members.service';
+import { CampaignBudgets } from './campaign-budgets';
+import { deterministicUuid, entryIdFor } from './deterministic-ids';
+import { OrderAggregate, OrderPlan, checkOrderEvent, isOrderEvent, orderEvolver, orderStepEvent, planOrderStep } from './order.aggregate';
+
+/** A commerce event the ledger refuses: it ends `failed` with this message and writes nothing. */
+export class OrderEventFailure extends Error {}
+
+/** The order stream moved between deciding and recording: decide again. */
+class StaleOrder extends Error {}
+
+const completed = (ids: string[]): ProcessEventReply => ({ status: 'completed', error: null, ledger_entry_ids: ids });
+const failed = (error: string): ProcessEventReply => ({ status: 'failed', error, ledger_entry_ids: [] });
+
+/** Domain refusals become a `failed` event with a readable error; infrastructure faults stay errors (the caller retries). */
+const failureOf = (e: unknown): string | null => {
+  if (e instanceof OrderEventFailure) return e.message;
+  if (e instanceof MemberRuleError) return e.message;
+  if (e instanceof RangeError) return e.message;
+  if (ProblemError.is(e) && e.status >= 400 && e.status < 500) {
+    const fields = e.problem.errors?.map((f) => `${f.path || '/'}: ${f.message}`).join('; ');
+    return [e.problem.detail ?? e.message, fields].filter(Boolean).join(': ');
+  }
+  return null;
+};
+
+/** Deterministic event-store ids for member events, derived from what each one is about. */
+const memberEventKey = (e: MemberEvent): string | null => {
+  switch (e.type) {
+    case 'EntryRecorded': return `entry:${e.data.id}`;
+    case 'EntryReleased': return `released:${e.data.entry_id}`;
+    case 'EntryReleaseScheduled': return `release-scheduled:${e.data.entry_id}`;
+    case 'OrderActivityRecorded': return e.data.cause ? `activity:${e.data.cause}` : null;
+    case 'ReservationConfirmed': return `reservation-confirmed:${e.data.reservation_id}`;
+    default: return null;
+  }
+};
+
+/**
+ * Order processing (issue 3): each commerce event becomes exactly-once, explainable ledger entries.
+ *
+ * One event = (1) check against the order stream (replay, older aggregate_version, cancelled),
+ * (2) the member's effects decided on the member stream through MembersService.decide (expected
+ * revision + retry; every effect keyed by a cause, so a retry writes nothing twice), (3) the order
+ * stream records what the event did under a deterministic event id. Events of one order are
+ * serialised in-process (and by the Kafka partition key, the order_ref, across processes).
+ */
+export class OrdersService {
+  private readonly orderLock = new KeyedMutex();
+
+  constructor(private readonly ctx: LedgerContext, private readonly members: MembersService, private readonly budgets: CampaignBudgets) {}
+
+  async process(req: ProcessEventRequest): Promise<ProcessEventReply> {
+    try {
+      if (isOrderEvent(req.event)) return await this.processOrder(req, req.event);
+      return await this.processCustomer(req.tenant, req.event);
+    } catch (e) {
+      const error = failureOf(e);
+      if (error !== null) return failed(error);
+      throw e;
+    }
+  }
+
+  /** customer.created / customer.updated: find or create (a prospect) by email, enrich phone and external_ref. */
+  private async processCustomer(tenant: string, e: CustomerEvent): Promise<ProcessEventReply> {
+    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const externalRef = e.external_ref ?? (e as { customer_ref?: string }).customer_ref;
+    await this.members.resolve(tenant, { email: e.email, phone: e.phone, external_ref: externalRef }, at);
+    return completed([]);
+  }
+
+  private async processOrder(req: ProcessEventRequest, e: InboundOrderEvent): Promise<ProcessEventReply> {
+    const { tenant } = req;
+    const stream = orderStream(tenant, e.order_ref);
+    return this.orderLock.run(stream, async () => {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const { state: order, revision } = await this.ctx.handler.load(stream, orderEvolver);
+        const check = checkOrderEvent(order, e.order_ref, req.event_id, e);
+        if (check.kind === 'replay') return completed(check.entry_ids);
+        if (check.kind === 'reject') return failed(check.error);
+
+        const at = (await this.ctx.programs.now(tenant)).toISOString();
+        const program = await this.ctx.programs.forTenant(tenant);
+        const memberId = order.member_id ?? (await this.matchCustomer(tenant, e, at));
+        const plan = planOrderStep(order, e, program.settings, at);
+        const effects = await this.applyToMember(req, e, { memberId, order, plan, program, at });
+
+        const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids });
+        try {
+          await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
+            if (current !== revision) throw new StaleOrder();
+            return { events: [{ ...recorded, id: deterministicUuid(`${stream}|step|${req.event_id}`) }], result: null };
+          });
+        } catch (err) {
+          if (err instanceof StaleOrder || err instanceof WrongExpectedRevisionError) continue;
+          throw err;
+        }
+        // tier metrics moved: upgrades apply at once (this order earned at the old rate); refunds may downgrade
+        if (effects.changed) {
+          await this.members.decide(tenant, memberId, (s) => ({ events: decideTier(s, program.tiers, at), result: null }));
+        }
+        return completed(effects.entry_ids);
+      }
+      throw problem('unavailable', `order ${e.order_ref} kept changing while this event was processed; retry`);
+    });
+  }
+
+  /** The customer an order names (customer_ref = external_ref, email or phone); an unknown one becomes a prospect. */
+  private async matchCustomer(tenant: string, e: InboundOrderEvent, at: string): Promise<string> {
+    const email = e.email ?? e.customer?.email;
+    const phone = e.phone ?? e.customer?.phone;
+    const ref = e.customer_ref ?? e.customer?.external_ref;
+    const ids: { email?: string; phone?: string; external_ref?: string } = {};
+    if (email) ids.email = normaliseEmail(email);
+    if (ref) ids.external_ref = ref;
+    if (phone) {
+      const p = normalisePhone(phone);
+      if (p.ok) ids.phone = p.value;
+      else if (!ids.email && !ids.external_ref) throw new OrderEventFailure(`customer unmatched: phone ${phone} is not a valid international number`);
+    }
+    if (!ids.email && !ids.external_ref && !ids.phone) {
+      throw new OrderEventFailure(`customer unmatched: order ${e.order_ref} has not been seen before and the event names no customer (customer_ref, email or phone)`);
+    }
+    return (await this.members.findOrCreateProspect(tenant, ids, at)).memberId;
+  }
+
+  private async applyToMember(
+    req: ProcessEventRequest, e: InboundOrderEvent,
+    p: { memberId: string; order: OrderAggregate; plan: OrderPlan; program: Program; at: string },
+  ): Promise<{ entry_ids: string[]; earn_entry_ids: string[]; changed: boolean }> {
+    const { tenant } = req;
+    const ref = e.order_ref;
+    const entryId = (cause: string) => entryIdFor(tenant, cause, req.received_at);
+    const stream = memberStream(tenant, p.memberId);
+    const reservationId = 'reservation_id' in e ? e.reservation_id : undefined;
+    const { result } = await this.members.decide(tenant, p.memberId, async (s) => {
+      const refusal = earningRefusal(s);
+      if (refusal) throw new OrderEventFailure(refusal);
+      const earnDone = s.causes.has(orderCauses.earnActivity(ref)) || [...s.causes.keys()].some((c) => c.startsWith(orderCauses.earnPrefix(ref)));
+      const lines = p.plan.earn && !earnDone ? await this.earnLines(tenant, s, ref, p.plan.earn, p.program, p.at) : [];
+      const decision = decideOrderStep(s, {
+        order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
+        at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,
+        earn: p.plan.earn ? { lines } : null, refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
+      });
+      const events = [...decision.events];
+      const ids = [...decision.entry_ids];
+      if (reservationId) ids.push(...this.confirmReservation(s, events, { reservation_id: reservationId, order_ref: ref, entry_id: entryId(`reservation:${reservationId}`), at: p.at }));
+      return {
+        events: events.map((ev) => {
+          const key = memberEventKey(ev);
+          return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
+        }),
+        result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, changed: events.length > 0 },
+      };
+    });
+    return result;
+  }
+
+  /**
+   * An order carrying `reservation_id` confirms that open reservation when it lands. A reservation
+   * that is not this member's, already resolved, expired or not spendable is left alone: the
+   * order still earns.
+   */
+  private confirmReservation(s: MemberAggregate, events: MemberEvent[], cmd: { reservation_id: string; order_ref: string; entry_id: string; at: string }): string[] {
+    if (!s.reservations.has(cmd.reservation_id)) return [];
+    try {
+      const confirmed = decideConfirmReservation(s, cmd);
+      events.push(...confirmed);
+      return confirmed.some((x) => x.type === 'EntryRecorded') ? [cmd.entry_id] : [];
+    } catch (e) {
+      if (e instanceof MemberRuleError) return [];
+      throw e;
+    }
+  }
+
+  /**
+   * The rule lines of an order: the rules in force now, the member's tier multiplier, and campaign
+   * budgets claimed transactionally (a claim can only lower a line; a line granted 0 is dropped).
+   */
+  private async earnLines(tenant: string, s: MemberAggregate, ref: string, earn: NonNullable<OrderPlan['earn']>, program: Program, at: string): Promise<EarnLine[]> {
+    const budgeted = program.rules.filter((r) => r.type === 'campaign' && r.budget_cents != null);
+    const issued = await this.budgets.issued(tenant, budgeted.map((r) => r.id), budgeted.map((r) => orderCauses.earn(ref, r.id)));
+    const lines = computeEarnings({
+      grossCents: earn.gross_cents, lines: earn.lines, rules: program.rules, tierMultiplier: s.tier?.earn_multiplier ?? 1, at, campaignIssuedCents: issued,
+    });
+    const out: EarnLine[] = [];
+    for (const line of lines) {
+      const rule = budgeted.find((r) => r.id === line.rule_id);
+      if (!rule) {
+        out.push(line);
+        continue;
+      }
+      const granted = await this.budgets.claim(tenant, rule.id, orderCauses.earn(ref, rule.id), line.amount_cents, rule.budget_cents!);
+      if (granted > 0) out.push({ ...line, amount_cents: granted });
+    }
+    return out;
+  }
+}

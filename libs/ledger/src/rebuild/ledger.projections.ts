@@ -1,0 +1,27 @@
+import { Pool } from 'pg';
+import { EventStore, Projection } from '@loyalty/event-store';
+import { PiiVault } from '../pii/pii.vault';
+import { MembersProjection } from '../projections/members.projection';
+import { DueItemsProjection } from '../sweeps/due-items.projection';
+import { MigrationEntriesProjection } from '../migrations-import/migration-entries.projection';
+import { EntryIndexProjection } from '../orders/entry-index.projection';
+
+/**
+ * What every service's projection registry is given (the rebuild tool and the service modules).
+ * Convention: each service lib exports `<SERVICE>_PROJECTIONS: (deps: ProjectionDeps) => Projection[]`
+ * from its index, so `npm run rebuild` finds them.
+ */
+export interface ProjectionDeps {
+  pool: Pool;
+  store: EventStore;
+  /** the ledger shares its vault so an erasure's key destruction is seen at once */
+  vault?: PiiVault;
+}
+
+/** Every read model of the ledger service, in the order its runners start. */
+export const LEDGER_PROJECTIONS = (deps: ProjectionDeps): Projection[] => [
+  new MembersProjection(deps.store, deps.vault ?? new PiiVault(deps.pool)),
+  new DueItemsProjection(deps.store),
+  new MigrationEntriesProjection(),
+  new EntryIndexProjection(),
+];

@@ -1,0 +1,78 @@
+import { PoolClient } from 'pg';
+import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
+import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
+import { parseMemberStream } from '../ledger.context';
+
+export type DueKind = 'release' | 'expire' | 'inactive' | 'tier';
+export interface DueItem { kind: DueKind; entry_id: string; due_at: string }
+
+/**
+ * What of a member falls due, as a pure function of its state: pending `return_window` earns
+ * (at `release_at`), lots with a date (at `expires_at`), the inactivity clock (at the last
+ * activity; the programme's `days` are added by the sweep, so a settings change needs no rebuild)
+ * and the tier review. Nothing for an erased member.
+ */
+export const dueItemsOf = (s: MemberAggregate): DueItem[] => {
+  if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') return [];
+  const items: DueItem[] = [];
+  for (const id of s.order) {
+    const e = s.entries.get(id)!;
+    if (e.type === 'earn' && e.bucket === 'pending' && e.status === 'pending' && e.release_at && (e.release_on ?? 'return_window') === 'return_window') {
+      items.push({ kind: 'release', entry_id: e.id, due_at: e.release_at });
+    }
+  }
+  let holding = false;
+  for (const lot of s.lots) {
+    if (lot.remaining_cents <= 0) continue;
+    holding = true;
+    if (lot.expires_at && !s.causes.has(`lot:${lot.entry_id}`)) items.push({ kind: 'expire', entry_id: lot.entry_id, due_at: lot.expires_at });
+  }
+  if (holding && s.last_activity_at) items.push({ kind: 'inactive', entry_id: '', due_at: s.last_activity_at });
+  if (s.tier && s.tier_review_at) items.push({ kind: 'tier', entry_id: '', due_at: s.tier_review_at });
+  return items;
+};
+
+const signature = (items: DueItem[]): string => items.map((i) => `${i.kind}|${i.entry_id}|${i.due_at}`).join('\n');
+
+/**
+ * ledger.due_items: lets the sweep find the members with something due without reading every
+ * stream. Folds the member aggregate (cached per stream by revision, like the members
+ * projection) and rewrites the member's rows only when its due set changed.
+ */
+export class DueItemsProjection implements Projection {
+  readonly name = 'ledger.due_items';
+  readonly filter = { streamPrefixes: ['member-'] };
+  readonly tables = ['ledger.due_items'];
+  private readonly cache = new Map<string, { revision: bigint; state: MemberAggregate; written: string | null }>();
+
+  constructor(private readonly store: EventStore) {}
+
+  async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+    const ids = parseMemberStream(event.streamId);
+    if (!ids) return;
+    let cached = this.cache.get(event.streamId);
+    if (!cached || cached.revision !== event.revision - 1n) {
+      // cold or out of step (a restart, a rebuild): fold up to the event before, and write unconditionally
+      let state = memberEvolver.initialState();
+      const before = event.revision > 0n ? await this.store.readStream(event.streamId, 0n, Number(event.revision)) : [];
+      for (const e of before) state = memberEvolver.evolve(state, { type: e.type, data: e.data } as MemberEvent);
+      cached = { revision: event.revision - 1n, state, written: null };
+    }
+    const state = memberEvolver.evolve(cached.state, { type: event.type, data: event.data } as MemberEvent);
+    const items = dueItemsOf(state);
+    const sig = signature(items);
+    if (sig !== cached.written) {
+      await tx.query('delete from ledger.due_items where tenant = $1 and member_id = $2', [ids.tenant, ids.memberId]);
+      if (items.length) {
+        await tx.query(
+          `insert into ledger.due_items (tenant, member_id, kind, entry_id, due_at)
+           select $1, $2, k, e, d from unnest($3::text[], $4::text[], $5::timestamptz[]) as t(k, e, d)`,
+          [ids.tenant, ids.memberId, items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at)]);
+      }
+    }
+    this.cache.set(event.streamId, { revision: event.revision, state, written: sig });
+    if (this.cache.size > 20_000) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  reset(): void { this.cache.clear(); }
+}
