@@ -87,7 +87,7 @@ export default [
       sourceType: 'module',
     },
     plugins: { '@nx': nx, '@typescript-eslint': tseslint.plugin },
-    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    linterOptions: { reportUnusedDisableDirectives: 'warn' },
     rules: {
       '@nx/enforce-module-boundaries': boundaries(false),
       'no-debugger': 'error',

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { EventStore, Projection, ProjectionRunner } from '@loyalty/event-store';
-import { LEDGER_PROJECTIONS } from '@loyalty/ledger';
-import { AppConfig, loadConfig } from '@loyalty/platform';
+import { LEDGER_MIGRATIONS, LEDGER_PROJECTIONS } from '@loyalty/ledger';
+import { AppConfig, Migration, loadConfig } from '@loyalty/platform';
 import { openRuntime } from '@loyalty/runtime';
 
 /** What a service lib's `<SERVICE>_PROJECTIONS(deps)` registry is given. */
@@ -45,9 +45,23 @@ export const allProjections = (deps: RegistryDeps, load: (name: string) => Recor
   return [...found.values()];
 };
 
+const isMigration = (x: unknown): x is Migration => !!x && typeof (x as Migration).id === 'string' && typeof (x as Migration).sql === 'string';
+
+/** The schemas of every service (their `*_MIGRATIONS` exports), so a rebuild also works on a database never started. */
+export const allMigrations = (load: (name: string) => Record<string, unknown> | null = tryRequire): Migration[] => {
+  const out: Migration[] = [...LEDGER_MIGRATIONS];
+  for (const lib of SERVICE_LIBS) {
+    const mod = load(lib);
+    if (!mod) continue;
+    for (const [k, v] of Object.entries(mod)) {
+      if (k.endsWith('_MIGRATIONS') && Array.isArray(v)) out.push(...v.filter(isMigration).filter((m) => !out.some((o) => o.id === m.id)));
+    }
+  }
+  return out;
+};
+
 function tryRequire(name: string): Record<string, unknown> | null {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(name) as Record<string, unknown>;
   } catch {
     return null;
@@ -72,7 +86,7 @@ export interface RebuildResult { name: string; tables: string[]; ms: number }
 export const rebuildProjections = async (options: RebuildOptions = {}): Promise<RebuildResult[]> => {
   const base = loadConfig();
   const config: AppConfig = { ...base, databaseUrl: options.databaseUrl ?? base.databaseUrl };
-  const { pool, store } = await openRuntime({ config, migrations: [] });
+  const { pool, store } = await openRuntime({ config, migrations: allMigrations() });
   const log = options.log ?? (() => undefined);
   try {
     const all = allProjections({ pool, store, config });
@@ -104,7 +118,7 @@ export const rebuildProjections = async (options: RebuildOptions = {}): Promise<
 export const listProjections = async (databaseUrl?: string): Promise<string[]> => {
   const base = loadConfig();
   const config: AppConfig = { ...base, databaseUrl: databaseUrl ?? base.databaseUrl };
-  const { pool, store } = await openRuntime({ config, migrations: [] });
+  const { pool, store } = await openRuntime({ config, migrations: allMigrations() });
   try {
     return allProjections({ pool, store, config }).map((p) => p.name);
   } finally {

@@ -162,6 +162,14 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  private async committedAboveWatermark(after: Position, filter?: SubscriptionFilter): Promise<boolean> {
+    const params: unknown[] = [after.commit.toString(), after.prepare.toString()];
+    const { rows } = await this.pool.query<{ held: boolean }>(
+      `select exists (select 1 from es.events
+         where (transaction_id, global_position) > ($1::text::xid8, $2::bigint) ${filterSql(filter, params)}) as held`, params);
+    return rows[0].held;
+  }
+
   async headPosition(): Promise<Position> {
     const { rows } = await this.pool.query<{ transaction_id: string; global_position: string }>(
       `select transaction_id, global_position from es.events
@@ -180,24 +188,30 @@ export class PostgresEventStore implements EventStore {
     this.wakers.add(waker);
     void this.ensureListener();
     const batchSize = options.batchSize ?? 500;
+    let held = 0; // consecutive empty reads while committed events wait above the watermark
     const loop = (async () => {
       while (!stopped) {
         poked = false;
         try {
           const events = await this.readAll(position, batchSize, options.filter);
           if (events.length) {
+            held = 0;
             await options.onEvents(events);
             position = events[events.length - 1].position;
             continue;
           }
+          // Committed events can sit above the watermark while any older transaction (in any database of the
+          // cluster) is still open; no NOTIFY follows when it ends, so look again soon rather than after pollMs.
+          held = (await this.committedAboveWatermark(position, options.filter)) ? held + 1 : 0;
         } catch (e) {
           options.onError?.(e);
         }
         if (stopped) break;
         if (poked) continue;
         void this.ensureListener(); // re-LISTEN if the connection was lost
+        const delay = held ? Math.min(this.pollMs, 5 * 2 ** Math.min(held, 12)) : this.pollMs;
         await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, this.pollMs);
+          const t = setTimeout(resolve, delay);
           wake = () => { clearTimeout(t); resolve(); };
         });
         wake = null;

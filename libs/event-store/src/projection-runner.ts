@@ -68,7 +68,9 @@ export class ProjectionRunner {
 
   /** Empties the projection's tables and checkpoint, then replays the whole store into them. */
   async rebuild(): Promise<void> {
-    await this.stop();
+    // Not stop(): that releases waiters, and the rows they wait for are about to be emptied and replayed.
+    await this.sub?.stop();
+    this.sub = null;
     const client = await this.pool.connect();
     try {
       await client.query('begin');
@@ -94,11 +96,19 @@ export class ProjectionRunner {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
-      for (const e of events) if (matchesFilter(e, this.projection.filter)) await this.projection.apply(client, e);
-      const last = events[events.length - 1].position;
+      // Lock this projection's checkpoint row and skip what is already applied: another runner of the same
+      // projection (a replica) may have got there first, and exactly-once must hold for it too.
+      const { rows } = await client.query<{ commit_pos: string; prepare_pos: string }>(
+        `insert into es.checkpoints (name, commit_pos, prepare_pos) values ($1, '0', '0')
+         on conflict (name) do update set name = excluded.name returning commit_pos, prepare_pos`, [this.projection.name]);
+      const stored: Position = { commit: BigInt(rows[0].commit_pos), prepare: BigInt(rows[0].prepare_pos) };
+      for (const e of events) {
+        if (comparePositions(e.position, stored) > 0 && matchesFilter(e, this.projection.filter)) await this.projection.apply(client, e);
+      }
+      const batchEnd = events[events.length - 1].position;
+      const last = comparePositions(batchEnd, stored) > 0 ? batchEnd : stored;
       await client.query(
-        `insert into es.checkpoints (name, commit_pos, prepare_pos) values ($1, $2, $3)
-         on conflict (name) do update set commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos, updated_at = now()`,
+        'update es.checkpoints set commit_pos = $2, prepare_pos = $3, updated_at = now() where name = $1',
         [this.projection.name, last.commit.toString(), last.prepare.toString()]);
       await client.query('commit');
       this.position = last;

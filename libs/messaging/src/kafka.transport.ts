@@ -1,5 +1,5 @@
 import { INestMicroservice, Logger } from '@nestjs/common';
-import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, Transport } from '@nestjs/microservices';
+import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, ServerKafka, Transport } from '@nestjs/microservices';
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
 import { Consumer, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
 import { lastValueFrom, Subject, takeUntil, timeout, TimeoutError } from 'rxjs';
@@ -76,24 +76,51 @@ const decodeJson = (value: unknown): unknown => {
   }
 };
 
-export interface KafkaServerTuning {
+export interface KafkaServerTuning extends KafkaTopicSettings {
   /** Partitions processed at once; one partition (= one member or order) is always sequential. Default 8. */
   partitionsConsumedConcurrently?: number;
 }
 
+type KafkaServerConfig = Required<KafkaOptions>['options'];
+
 /**
- * Options for `NestFactory.createMicroservice(AppModule, kafkaServerOptions(...))` in a service
- * process. `groupId` is the service's consumer group, used verbatim (e.g. `loyalty-ledger`): every
- * replica of a service shares it, so each request is handled once, by the owner of its partition.
+ * ServerKafka that creates the topics of its handlers (and the reply topics of its request
+ * handlers) before subscribing. Plain ServerKafka relies on auto-creation, and kafkajs' subscribe
+ * to a topic that does not exist yet fails ("This server does not host this topic-partition"),
+ * so a service started before its callers would not start at all.
+ */
+export class TopicCreatingServerKafka extends ServerKafka {
+  constructor(
+    options: KafkaServerConfig,
+    private readonly topicBrokers: string[],
+    private readonly topicSettings: KafkaTopicSettings = {},
+  ) {
+    super(options);
+  }
+
+  override async bindEvents(consumer: Consumer): Promise<void> {
+    const topics = [...this.messageHandlers.entries()].flatMap(([pattern, handler]) =>
+      handler.isEventHandler ? [pattern] : [pattern, `${pattern}.reply`],
+    );
+    await ensureKafkaTopics(this.topicBrokers, topics, this.topicSettings);
+    await super.bindEvents(consumer);
+  }
+}
+
+/**
+ * Options for `NestFactory.createMicroservice(AppModule, kafkaServerOptions(...))` (or
+ * `app.connectMicroservice`) in a service process. `groupId` is the service's consumer group,
+ * used verbatim (e.g. `loyalty-ledger`): every replica of a service shares it, so each request is
+ * handled once, by the owner of its partition. Transport.KAFKA, served by TopicCreatingServerKafka
+ * (Nest uses `strategy` when present).
  */
 export const kafkaServerOptions = (
   brokers: string[],
   groupId: string,
   clientId: string,
   tuning: KafkaServerTuning = {},
-): KafkaOptions & { transport: Transport.KAFKA } => ({
-  transport: Transport.KAFKA,
-  options: {
+): KafkaOptions & { transport: Transport.KAFKA; options: KafkaServerConfig; strategy: TopicCreatingServerKafka } => {
+  const options: KafkaServerConfig = {
     // Nest appends "-server" to clientId and groupId by default; the names given here are the names.
     postfixId: '',
     client: clientConfig(clientId, brokers),
@@ -102,8 +129,14 @@ export const kafkaServerOptions = (
     producer: producerConfig,
     parser: { keepBinary: true },
     deserializer: new JsonKafkaRequestDeserializer(),
-  },
-});
+  };
+  const { partitions, replicationFactor } = tuning;
+  return {
+    transport: Transport.KAFKA,
+    options,
+    strategy: new TopicCreatingServerKafka(options, brokers, { partitions, replicationFactor }),
+  };
+};
 
 /**
  * Resolves once a kafkajs consumer has completed a fetch, i.e. joined its group AND resolved its

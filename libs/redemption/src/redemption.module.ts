@@ -5,7 +5,6 @@ import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { ExpirySweeper } from './expiry/expiry.sweeper';
-import { REDEMPTION_PROJECTIONS } from './projections/redemptions.projection';
 import { RedemptionMessages } from './redemption.messages';
 import { ReservationsService } from './reservations/reservations.service';
 import { SpendingContext } from './spending.context';
@@ -35,8 +34,7 @@ export class RedemptionModule implements OnApplicationBootstrap, OnApplicationSh
   constructor(private readonly ctx: SpendingContext, private readonly sweeper: ExpirySweeper, @Inject(EVENT_STORE) private readonly store: EventStore) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const [projection] = REDEMPTION_PROJECTIONS({ pool: this.ctx.pool, store: this.store });
-    this.ctx.runner = new ProjectionRunner(this.store, this.ctx.pool, projection);
+    this.ctx.runner = new ProjectionRunner(this.store, this.ctx.pool, this.ctx.projection);
     await this.ctx.runner.start();
     // the periodic sweep of every tenant; a sandbox clock move also sweeps at once (admin plane)
     this.timer = setInterval(() => {

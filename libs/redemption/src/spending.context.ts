@@ -1,10 +1,11 @@
 import { Pool } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, EventStore, Position, ProjectionRunner } from '@loyalty/event-store';
+import { CommandHandler, Decision, EventStore, Position, ProjectionRunner, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, MemberRuleError, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, problem } from '@loyalty/platform';
+import { AppConfig, inTransaction, problem } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
+import { RedemptionsProjection } from './projections/redemptions.projection';
 
 /** Maps the member domain's refusals to API problems, in one place. */
 export const toProblem = (e: unknown): unknown => {
@@ -18,6 +19,7 @@ export interface SpendingSettings { rules: SpendingRules; voucherTtlSeconds: num
 
 /** What the redemption service's use cases share: injected once by the module. */
 export class SpendingContext {
+  readonly projection = new RedemptionsProjection();
   runner: ProjectionRunner | null = null;
 
   constructor(
@@ -52,21 +54,45 @@ export class SpendingContext {
 
   /**
    * Runs a decision on the member stream (load → decide → append with the expected revision →
-   * retry on conflict), builds the reply from the state it produced, then waits until this
-   * service's read model has seen the append (read-your-writes).
+   * retry on conflict), builds the reply from the state it produced, and puts the command's own
+   * events into this service's read model before replying (read-your-writes).
    */
   async decide<R, V>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R>, view: (s: MemberAggregate, result: R) => V): Promise<V> {
+    const streamId = memberStreamId(tenant, memberId);
+    let appended: MemberEvent[] = [];
     try {
-      const out = await this.handler.handle(memberStreamId(tenant, memberId), memberEvolver, decide);
+      const out = await this.handler.handle(streamId, memberEvolver, (s) => {
+        const d = decide(s);
+        appended = d.events; // the last decision is the one that was appended
+        return d;
+      });
       // the cached state is folded further by later commands: read it before anything else awaits
       const reply = view(out.state, out.result);
-      await this.settle(out.append?.position);
+      if (out.append) await this.project(streamId, appended);
       return reply;
     } catch (e) {
       throw toProblem(e);
     }
   }
 
+  /**
+   * Applies a command's own events to the read model now, through the projection's own `apply`.
+   * Waiting for the projection runner instead would wait for the event store's global watermark,
+   * which any long transaction elsewhere holds back (hundreds of ms under load). `apply` is
+   * idempotent and only moves a row out of the status it names, so the runner applying the same
+   * events later (or a rebuild) changes nothing; the runner alone covers events of other writers
+   * (erasure, order events confirming a reservation).
+   */
+  async project(streamId: string, events: MemberEvent[]): Promise<void> {
+    const handled = this.projection.filter.eventTypes;
+    const mine = events.filter((e) => handled.includes(e.type));
+    if (!mine.length) return;
+    await inTransaction(this.pool, async (tx) => {
+      for (const e of mine) await this.projection.apply(tx, { streamId, type: e.type, data: e.data } as RecordedEvent);
+    });
+  }
+
+  /** Waits until the read model has applied everything up to `position` (for events this process did not project itself). */
   async settle(position: Position | null | undefined): Promise<void> {
     if (!position || !this.runner) return;
     (this.store as { poke?: () => void }).poke?.();

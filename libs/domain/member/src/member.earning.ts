@@ -103,6 +103,10 @@ const hasPrefix = (s: MemberAggregate, prefix: string): boolean => {
   return false;
 };
 
+/** Has this member already recorded the earn of this order (a retried event must not run the rules again)? */
+export const orderEarnRecorded = (s: MemberAggregate, orderRef: string): boolean =>
+  s.causes.has(orderCauses.earnActivity(orderRef)) || hasPrefix(s, orderCauses.earnPrefix(orderRef));
+
 /** The status an earn line starts in, given the order's progress (decisions §5 "Timing"). */
 export const initialEarnStatus = (
   line: Pick<EarnLine, 'timing'>, order: Pick<OrderFacts, 'fulfilled_at' | 'delivered'>, returnWindowDays: number,
@@ -182,7 +186,7 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
 
   // 1. earn (once per order: the earn activity marks it done)
   if (cmd.earn) {
-    if (s.causes.has(orderCauses.earnActivity(ref)) || hasPrefix(s, orderCauses.earnPrefix(ref))) {
+    if (orderEarnRecorded(s, ref)) {
       for (const id of idsWithPrefix(s, orderCauses.earnPrefix(ref))) {
         entryIds.push(id);
         const e = s.entries.get(id);

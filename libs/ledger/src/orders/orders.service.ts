@@ -1,7 +1,7 @@
 import type { CustomerEvent, OrderEvent as InboundOrderEvent, Program, ProcessEventReply, ProcessEventRequest } from '@loyalty/contracts';
 import { EarnLine, computeEarnings } from '@loyalty/domain-earning';
 import {
-  MemberAggregate, MemberEvent, MemberRuleError, decideConfirmReservation, decideOrderStep, decideTier, earningRefusal, orderCauses,
+  MemberAggregate, MemberEvent, MemberRuleError, decideConfirmReservation, decideOrderStep, decideTier, earningRefusal, orderCauses, orderEarnRecorded,
 } from '@loyalty/domain-member';
 import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
 import { ProblemError, problem } from '@loyalty/platform';
@@ -145,8 +145,7 @@ export class OrdersService {
     const { result } = await this.members.decide(tenant, p.memberId, async (s) => {
       const refusal = earningRefusal(s);
       if (refusal) throw new OrderEventFailure(refusal);
-      const earnDone = s.causes.has(orderCauses.earnActivity(ref)) || [...s.causes.keys()].some((c) => c.startsWith(orderCauses.earnPrefix(ref)));
-      const lines = p.plan.earn && !earnDone ? await this.earnLines(tenant, s, ref, p.plan.earn, p.program, p.at) : [];
+      const lines = p.plan.earn && !orderEarnRecorded(s, ref) ? await this.earnLines(tenant, s, ref, p.plan.earn, p.program, p.at) : [];
       const decision = decideOrderStep(s, {
         order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
         at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,

@@ -66,7 +66,8 @@ export class DueItemsProjection implements Projection {
       if (items.length) {
         await tx.query(
           `insert into ledger.due_items (tenant, member_id, kind, entry_id, due_at)
-           select $1, $2, k, e, d from unnest($3::text[], $4::text[], $5::timestamptz[]) as t(k, e, d)`,
+           select $1, $2, k, e, d from unnest($3::text[], $4::text[], $5::timestamptz[]) as t(k, e, d)
+           on conflict (tenant, member_id, kind, entry_id) do update set due_at = excluded.due_at`,
           [ids.tenant, ids.memberId, items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at)]);
       }
     }

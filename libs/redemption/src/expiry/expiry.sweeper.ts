@@ -1,7 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { memberStreamId } from '@loyalty/contracts';
-import { Position, comparePositions } from '@loyalty/event-store';
-import { decideExpireRedemption, decideExpireReservation, memberEvolver } from '@loyalty/domain-member';
+import { decideExpireRedemption, decideExpireReservation } from '@loyalty/domain-member';
 import { newId } from '@loyalty/platform';
 import { SpendingContext } from '../spending.context';
 
@@ -72,36 +70,29 @@ export class ExpirySweeper {
       // rows this sweep already decided on but the read model still shows open are not retried
       const due = rows.filter((r) => !seen.has(r.id));
       if (!due.length) break;
-      let last: Position | null = null;
       for (let i = 0; i < due.length; i += PARALLEL) {
-        const results = await Promise.all(due.slice(i, i + PARALLEL).map(async (row) => {
+        await Promise.all(due.slice(i, i + PARALLEL).map(async (row) => {
           seen.add(row.id);
           // one item's failure must not stop the others; the next sweep tries it again
           const expired = await this.expire(tenant, row, at).catch((e: unknown) => {
             this.log.warn(`could not expire ${row.kind} ${row.id} of ${tenant}: ${(e as Error).message}`);
-            return null;
+            return false;
           });
-          if (expired) {
-            if (row.kind === 'voucher') vouchers++;
-            else reservations++;
-          }
-          return expired;
+          if (expired && row.kind === 'voucher') vouchers++;
+          else if (expired) reservations++;
         }));
-        for (const p of results) if (p && (!last || comparePositions(p, last) > 0)) last = p;
       }
-      await this.ctx.settle(last);
     }
     return { vouchers_expired: vouchers, reservations_expired: reservations };
   }
 
-  /** Expires one item on its member stream; the position of the append, or null when nothing was due. */
-  private async expire(tenant: string, row: { kind: 'voucher' | 'reservation'; id: string; member_id: string }, at: string): Promise<Position | null> {
-    const out = await this.ctx.handler.handle(memberStreamId(tenant, row.member_id), memberEvolver, (s) => ({
-      events: row.kind === 'voucher'
+  /** Expires one item on its member stream; false when it was no longer open or not yet due. */
+  private expire(tenant: string, row: { kind: 'voucher' | 'reservation'; id: string; member_id: string }, at: string): Promise<boolean> {
+    return this.ctx.decide(tenant, row.member_id, (s) => {
+      const events = row.kind === 'voucher'
         ? decideExpireRedemption(s, { redemption_id: row.id, reverse_entry_id: newId('LE'), at })
-        : decideExpireReservation(s, { reservation_id: row.id, at }),
-      result: null,
-    }));
-    return out.append?.position ?? null;
+        : decideExpireReservation(s, { reservation_id: row.id, at });
+      return { events, result: events.length > 0 };
+    }, (_s, expired) => expired);
   }
 }

@@ -18,7 +18,7 @@ const HANDLED = ['VoucherIssued', 'VoucherUsed', 'VoucherRestored', 'Reservation
  */
 export class RedemptionsProjection implements Projection {
   readonly name = 'redemption.redemptions';
-  readonly filter = { streamPrefixes: ['member-'], eventTypes: [...HANDLED] };
+  readonly filter = { streamPrefixes: ['member-'], eventTypes: [...HANDLED] as string[] };
   readonly tables = ['redemption.redemptions', 'redemption.reservations'];
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {

@@ -32,7 +32,7 @@ export class ReservationsService {
     const cartRef = input.cart_ref ?? null;
     const at = settings.now.toISOString();
     const expiresAt = new Date(settings.now.getTime() + settings.reservationTtlSeconds * 1000).toISOString();
-    return this.ctx.decide(tenant, memberId, (s) => {
+    const out = await this.ctx.decide(tenant, memberId, (s) => {
       const prior = cause ? reservationByCause(s, cause) : null;
       if (prior) return { events: [], result: prior.id };
       return {
@@ -45,13 +45,16 @@ export class ReservationsService {
       };
     }, (s, id) => {
       const r = s.reservations.get(id)!;
-      if (id === reservationId) return reservationView(r, memberId);
+      if (id === reservationId) return { view: reservationView(r, memberId), replay: false };
       if (r.amount_cents !== input.amount_cents || r.cart_ref !== cartRef) {
         throw problem('idempotency-key-reused', 'This Idempotency-Key was used for a different reservation');
       }
       // the response the first call gave
-      return { ...reservationView(r, memberId), status: 'open' as const, order_ref: null, ledger_entry_id: null };
+      return { view: { ...reservationView(r, memberId), status: 'open' as const, order_ref: null, ledger_entry_id: null }, replay: true };
     });
+    // a retry after a crash: the first call's events reach the read model through the runner
+    if (out.replay) await this.ctx.settle(await this.ctx.store.headPosition());
+    return out.view;
   }
 
   /** POST /v1/redemption-reservations/{id}/confirm: the held points are debited. */

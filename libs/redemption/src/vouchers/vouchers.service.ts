@@ -33,7 +33,7 @@ export class VouchersService {
     const code = await this.freshCode(tenant);
     const at = settings.now.toISOString();
     const expiresAt = mode === 'voucher' ? new Date(settings.now.getTime() + settings.voucherTtlSeconds * 1000).toISOString() : null;
-    return this.ctx.decide(tenant, memberId, (s) => {
+    const out = await this.ctx.decide(tenant, memberId, (s) => {
       const prior = redemptionByCause(s, cause);
       if (prior) return { events: [], result: prior.id };
       return {
@@ -45,13 +45,16 @@ export class VouchersService {
       };
     }, (s, id) => {
       const v = s.vouchers.get(id)!;
-      if (id === redemptionId) return redemptionView(v, memberId);
+      if (id === redemptionId) return { view: redemptionView(v, memberId), replay: false };
       const original = asCreated(s, v, memberId);
       if (original.amount_cents !== input.amount_cents || original.mode !== mode || (orderRef !== null && original.order_ref !== orderRef)) {
         throw problem('idempotency-key-reused', 'This Idempotency-Key was used for a different redemption');
       }
-      return original;
+      return { view: original, replay: true };
     });
+    // a retry after a crash: the first call's events reach the read model through the runner
+    if (out.replay) await this.ctx.settle(await this.ctx.store.headPosition());
+    return out.view;
   }
 
   /** POST /v1/redemptions/{id}/confirm */

@@ -1,0 +1,119 @@
+import { INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
+import { InProcessBus, InProcessServer } from '@loyalty/messaging';
+import { loadConfig } from '@loyalty/platform';
+import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
+import { RuntimeModule } from '@loyalty/runtime';
+import { createTestDatabase, TestDatabase } from '@loyalty/testing';
+import { LedgerContext } from '../ledger.context';
+import { LEDGER_MIGRATIONS } from '../ledger.migrations';
+import { LedgerModule } from '../ledger.module';
+import { MembersService } from '../members/members.service';
+import { PiiVault } from '../pii/pii.vault';
+import { SweepService } from './sweep.service';
+
+const DAY = 86_400;
+
+/**
+ * Sweeps against real PostgreSQL with two "replicas" (each its own command handler cache, as two
+ * processes would have) sweeping the same programme at once: every effect happens once.
+ */
+describe('sweeps (PostgreSQL)', () => {
+  let db: TestDatabase;
+  let app: INestMicroservice;
+  let members: MembersService;
+  let programs: ProgramStore;
+  let a: SweepService;
+  let b: SweepService;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('sweeps', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40 });
+    const store = new PostgresEventStore(db.pool, 50);
+    const server = new InProcessServer();
+    const config = { ...loadConfig({}), databaseUrl: db.url, sweepIntervalMs: 0 };
+    app = await NestFactory.createMicroservice(
+      { module: class SweepTestModule {}, imports: [RuntimeModule.forRoot(config, db.pool, store, new InProcessBus(server)), LedgerModule] },
+      { strategy: server, logger: false },
+    );
+    await app.listen();
+    members = app.get(MembersService);
+    programs = app.get(ProgramStore);
+    a = app.get(SweepService);
+    // the second replica: same database and projections, its own state cache and no runners of its own
+    b = new SweepService(new LedgerContext(config, db.pool, store, new CommandHandler(store), programs, new PiiVault(db.pool)));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const due = async (tenant: string) =>
+    (await db.pool.query<{ member_id: string; kind: string }>('select member_id, kind from ledger.due_items where tenant = $1 order by kind', [tenant])).rows;
+
+  it('two replicas sweeping one programme at once expire each lot exactly once', async () => {
+    const p = await programs.create({ program_name: 'P', currency_name: 'pts', settings: { expiry: { policy: 'fixed_days', days: 10 } } });
+    const tenant = `${p.id}_test`;
+    const now = (await programs.now(tenant)).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { member } = await members.enrol(tenant, { email: `m${i}@example.com` }, now);
+      await members.adjust(tenant, member.id, { amount_cents: 100 + i, reason_code: 'seed' }, now);
+      await members.adjust(tenant, member.id, { amount_cents: 1000, reason_code: 'seed' }, now);
+      ids.push(member.id);
+    }
+    expect((await due(tenant)).filter((r) => r.kind === 'expire')).toHaveLength(10);
+    // nothing is due yet
+    expect(await a.sweepTenant(tenant, true)).toMatchObject({ members: 0, expired: 0 });
+    expect(await a.dueTenants()).not.toContain(tenant);
+
+    await programs.advanceTestClock(p.id, 10 * DAY + 1);
+    expect(await a.dueTenants()).toContain(tenant);
+    const reports = await Promise.all([a.sweepTenant(tenant, true), b.sweepTenant(tenant, true), a.sweepTenant(tenant, false), b.sweepTenant(tenant, true)]);
+    const expired = reports.reduce((n, r) => n + (r?.expired ?? 0), 0);
+    expect(expired).toBe(10);
+    for (const [i, id] of ids.entries()) {
+      const s = await members.load(tenant, id);
+      const expiries = [...s.entries.values()].filter((e) => e.type === 'expire');
+      expect(expiries.map((e) => e.amount_cents).sort((x, y) => x - y)).toEqual([-1000, -(100 + i)]);
+      expect(s.available).toBe(0);
+    }
+    // expired lots leave the due list; the inactivity clock stays only while points are held
+    await a.sweepTenant(tenant, true);
+    expect(await due(tenant)).toEqual([]);
+    expect(await a.dueTenants()).not.toContain(tenant);
+  });
+
+  it('finds due programmes by their own clock: real time for live, the test clock for the sandbox, inactivity by the policy days', async () => {
+    const p = await programs.create({ program_name: 'Q', currency_name: 'pts', settings: { expiry: { policy: 'inactivity', days: 30 } } });
+    const live = p.id;
+    const sandbox = `${p.id}_test`;
+    for (const tenant of [live, sandbox]) {
+      const at = (await programs.now(tenant)).toISOString();
+      const { member } = await members.enrol(tenant, { email: 'idle@example.com' }, at);
+      await members.adjust(tenant, member.id, { amount_cents: 50, reason_code: 'seed' }, at);
+    }
+    expect((await due(sandbox)).map((r) => r.kind)).toEqual(['inactive']);
+    expect(await a.dueTenants()).not.toContain(sandbox);
+    await programs.advanceTestClock(p.id, 30 * DAY + 1);
+    const tenants = await a.dueTenants();
+    expect(tenants).toContain(sandbox);
+    expect(tenants).not.toContain(live);
+    expect(await b.sweepTenant(sandbox, true)).toMatchObject({ members: 1, expired: 1 });
+    expect(await a.sweepTenant(live, true)).toMatchObject({ members: 0, expired: 0 });
+    // the policy changes to none: the inactivity rows stay but nothing is due
+    await programs.patch(p.id, { settings: { expiry: { policy: 'none' } } });
+    await programs.advanceTestClock(p.id, 365 * DAY);
+    expect(await a.dueTenants()).not.toContain(live);
+  });
+
+  it('an erased member has nothing due', async () => {
+    const p = await programs.create({ program_name: 'R', currency_name: 'pts', settings: { expiry: { policy: 'fixed_days', days: 5 } } });
+    const at = (await programs.now(p.id)).toISOString();
+    const { member } = await members.enrol(p.id, { email: 'gone@example.com' }, at);
+    await members.adjust(p.id, member.id, { amount_cents: 10, reason_code: 'seed' }, at);
+    expect((await due(p.id)).length).toBe(2);
+    await members.erase(p.id, member.id, at);
+    expect(await due(p.id)).toEqual([]);
+  });
+});
