@@ -481,6 +481,7 @@ describe('a crash between the append and the reply (standalone)', () => {
 
   it('redemption and reservation: the retry with the same key debits or holds once and answers as the first call', async () => {
     const m = await http('POST', '/v1/members', { key, body: { email: `crash-${randomUUID()}@example.com` } });
+    if (m.status !== 201) throw new Error(JSON.stringify(m.body));
     const id = m.body.data.id;
     await http('POST', `/v1/members/${id}/adjust`, { key, body: { amount_cents: 1000, reason_code: 'seed' } });
 
@@ -498,6 +499,9 @@ describe('a crash between the append and the reply (standalone)', () => {
     expect((await http('GET', `/v1/members/${id}`, { key })).body.data.balances).toMatchObject({ available_cents: 700, lifetime_redeemed_cents: 300 });
     const again = await http('POST', `/v1/members/${id}/redemptions`, { key, body: { amount_cents: 300 }, headers: { 'idempotency-key': k } });
     expect(again.body).toEqual(retry.body);
+    // the redemption is found by id and by code right after the retry answered
+    expect((await http('GET', `/v1/redemptions?code=${retry.body.data.code}`, { key })).body.data).toMatchObject({ id: retry.body.data.id, valid: true });
+    expect((await http('POST', `/v1/redemptions/${retry.body.data.id}/void`, { key })).body.data.status).toBe('restored');
 
     const rk = `crash-${randomUUID()}`;
     const body = { member_id: id, amount_cents: 200, cart_ref: 'cart-crash', eligible_total_cents: 5000, payment_method: 'card' };
@@ -506,6 +510,7 @@ describe('a crash between the append and the reply (standalone)', () => {
     const held = await http('POST', '/v1/redemption-reservations', { key, body, headers: { 'idempotency-key': rk } });
     expect(held.status).toBe(201);
     expect(held.body.data).toMatchObject({ status: 'open', amount_cents: 200, cart_ref: 'cart-crash' });
-    expect((await http('GET', `/v1/members/${id}`, { key })).body.data.balances).toMatchObject({ available_cents: 700, reserved_cents: 200, spendable_cents: 500 });
+    expect((await http('GET', `/v1/members/${id}`, { key })).body.data.balances).toMatchObject({ available_cents: 1000, reserved_cents: 200, spendable_cents: 800 });
+    expect((await http('POST', `/v1/redemption-reservations/${held.body.data.id}/release`, { key })).body.data.status).toBe('released');
   });
 });

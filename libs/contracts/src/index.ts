@@ -3,3 +3,4 @@ export * from './patterns';
 export * from './member';
 export * from './streams';
 export * from './ingest';
+export * from './webhook';

@@ -43,6 +43,16 @@ export const PATTERNS = {
     /** sandbox wiped: forget cached member state (the rows went with the ledger's wipe) */
     wipe: 'redemption.sandbox.wipe',
   },
+  webhook: {
+    list: 'webhook.endpoint.list',
+    get: 'webhook.endpoint.get',
+    create: 'webhook.endpoint.create',
+    delete: 'webhook.endpoint.delete',
+    test: 'webhook.endpoint.test',
+    deliveries: 'webhook.endpoint.deliveries',
+    /** expiring-soon notices now (after a sandbox test clock moves) */
+    sweep: 'webhook.sweep',
+  },
 } as const;
 
 /** Every request on the bus names its programme partition (tenant key) and the calling key. */

@@ -81,8 +81,10 @@ export class CommandHandler {
         });
       } catch (e) {
         if (e instanceof WrongExpectedRevisionError && attempt < this.maxRetries) {
-          this.cache.delete(streamId);
-          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * (attempt + 1))));
+          // The cached state is still right for the revision it holds (our events were not folded), so the
+          // retry reads only the tail, not the whole stream. Exponential backoff with full jitter spreads
+          // contenders out; a linear 0..5·n ms window let 20 writers collide until retries ran out.
+          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(200, 4 * 2 ** attempt))));
           continue;
         }
         throw e;

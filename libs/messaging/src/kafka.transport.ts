@@ -1,7 +1,7 @@
 import { INestMicroservice, Logger } from '@nestjs/common';
 import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, ServerKafka, Transport } from '@nestjs/microservices';
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
-import { Consumer, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
+import { Admin, Consumer, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
 import { lastValueFrom, Subject, takeUntil, timeout, TimeoutError } from 'rxjs';
 import { problem, ProblemError } from '@loyalty/platform';
 import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
@@ -181,14 +181,36 @@ export const ensureKafkaTopics = async (
     const existing = new Set(await admin.listTopics());
     const missing = [...new Set(topics)].filter((t) => !existing.has(t));
     if (missing.length === 0) return;
-    // Resolves false (no throw) when another process created them in between.
+    // Resolves false (no throw) when another process created them in between. Not
+    // `waitForLeaders`: kafkajs only retries LEADER_NOT_AVAILABLE there, and a KRaft broker often
+    // answers UNKNOWN_TOPIC_OR_PARTITION for a moment after creating a topic.
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
     });
+    await waitForLeaders(admin, missing);
   } finally {
     await admin.disconnect();
   }
+};
+
+/** Polls the topics' metadata until every partition has a leader. */
+const waitForLeaders = async (admin: Admin, topics: string[], timeoutMs = 15_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  while (Date.now() < deadline) {
+    try {
+      const { topics: found } = await admin.fetchTopicMetadata({ topics });
+      const ready = found.length === topics.length && found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (ready) return;
+      last = null;
+    } catch (e) {
+      last = e; // UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE while the broker catches up
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const why = last instanceof Error ? `: ${last.message}` : '';
+  throw new Error(`Kafka topics ${topics.join(', ')} have no leaders after ${timeoutMs} ms${why}`);
 };
 
 type Sender = (batch: ProducerBatch) => Promise<RecordMetadata[]>;

@@ -68,6 +68,19 @@ describe('lot expiry', () => {
     expect(events.map((e) => e.type === 'EntryRecorded' && e.data.amount_cents)).toEqual([-60]);
   });
 
+  it('points restored by a voided voucher expire like the newest lot they were spent from', () => {
+    const a = entry({ type: 'earn', amount_cents: 100, expires_at: at(10) });
+    const spend = entry({ type: 'redeem', amount_cents: -60, created_at: at(1) });
+    const s = fold([created(), a, spend]);
+    fold([entry({ type: 'reverse', amount_cents: 60, parent_entry_id: idOf(spend), created_at: at(2) })], s);
+    expect(s.available).toBe(100);
+    expect(expiringWithinDays(s, none, at(2), 30)).toBe(100);
+    const events = decideExpiries(s, none, at(10), entryId);
+    expect(events.map((e) => e.type === 'EntryRecorded' && e.data.amount_cents)).toEqual([-40, -60]);
+    fold(events, s);
+    expect(s.available).toBe(0);
+  });
+
   it('points held by an open reservation wait for it to resolve', () => {
     const s = fold([
       created(),

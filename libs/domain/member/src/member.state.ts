@@ -8,6 +8,8 @@ export interface Entry extends EntryData {
   reversed_cents: number;
   /** reverse entries that took from this entry while it was pending: their status follows its fate */
   reversal_ids?: string[];
+  /** redeems: the lots the spend came from, oldest first (a restore expires like the newest of them) */
+  spent_from?: { entry_id: string; amount: number; expires_at: string | null }[];
 }
 
 /** A credit lot for FIFO spending and expiry. */
@@ -119,10 +121,12 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
         addLot(s, e, e.amount_cents, at);
       } else consume(s, -e.amount_cents);
       break;
-    case 'redeem':
+    case 'redeem': {
       s.lifetime_redeemed += -e.amount_cents;
-      consume(s, -e.amount_cents);
+      const taken = consume(s, -e.amount_cents);
+      e.spent_from = taken.map((t) => ({ ...t, expires_at: s.lots.find((l) => l.entry_id === t.entry_id)?.expires_at ?? null }));
       break;
+    }
     case 'expire': {
       // an expiry names its lot in `cause` (lot:<entry id>); erasure forfeits whatever is left
       const lotId = e.cause?.startsWith('lot:') ? e.cause.slice(4) : null;
@@ -135,7 +139,8 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
       if (parent?.type === 'redeem') {
         // a restored voucher: points come back as a fresh lot expiring like the newest spent lot
         s.lifetime_redeemed -= e.amount_cents;
-        addLot(s, e, e.amount_cents, at);
+        const newest = parent.spent_from?.length ? parent.spent_from[parent.spent_from.length - 1].expires_at : null;
+        addLot(s, { ...e, expires_at: e.expires_at ?? newest }, e.amount_cents, at);
       } else if (parent?.type === 'earn' || (parent?.type === 'adjust' && parent.amount_cents > 0)) {
         s.lifetime_earned += e.amount_cents;
         const lot = s.lots.find((l) => l.entry_id === parent.id);

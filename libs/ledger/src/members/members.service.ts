@@ -153,12 +153,14 @@ export class MembersService {
    * POST /v1/members: email anchors identity. 201 when this call enrolled the member (new or a
    * prospect), 200 when already enrolled (possibly enriched with a phone or external_ref).
    */
-  async enrol(tenant: string, input: ProfileInput & { email: string }, at: string): Promise<{ created: boolean; member: MemberView }> {
+  async enrol(tenant: string, input: ProfileInput & { email: string }, at: string, opts: { signupBonus?: boolean } = {}): Promise<{ created: boolean; member: MemberView }> {
+    // a migration import enrols members who joined the old programme: no signup bonus for them
+    const signupBonus = opts.signupBonus ?? true;
     const ids = await this.validatedIdentity(input);
-    return LOCKS.run(identityKeys(tenant, ids), () => this.enrolLocked(tenant, ids as typeof ids & { email: string }, input, at));
+    return LOCKS.run(identityKeys(tenant, ids), () => this.enrolLocked(tenant, ids as typeof ids & { email: string }, input, at, signupBonus));
   }
 
-  private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string): Promise<{ created: boolean; member: MemberView }> {
+  private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, signupBonus: boolean): Promise<{ created: boolean; member: MemberView }> {
     const email = ids.email;
     for (let attempt = 0; attempt < 50; attempt++) {
       let memberId = await this.owner(tenant, 'email', email);
@@ -185,7 +187,7 @@ export class MembersService {
       if (!s.exists) {
         let created: 'created' | 'exists' | 'retry';
         try {
-          created = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt);
+          created = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt, signupBonus);
         } catch (e) {
           await this.releaseClaimsOfUncreated(tenant, memberId);
           throw e;
@@ -194,7 +196,7 @@ export class MembersService {
         if (created === 'created') return { created: true, member: await this.view(tenant, memberId) };
         // someone else created it: fall through to enrich as "already enrolled"
       }
-      const result = await this.enrichAndEnrol(tenant, memberId, { email, phone: ids.phone, external_ref: ids.external_ref }, input, at);
+      const result = await this.enrichAndEnrol(tenant, memberId, { email, phone: ids.phone, external_ref: ids.external_ref }, input, at, true, signupBonus);
       return { created: result.enrolled, member: await this.view(tenant, memberId) };
     }
     throw problem('unavailable', 'Could not enrol the member; retry with the same idempotency key');
@@ -207,7 +209,7 @@ export class MembersService {
   }
 
   /** Creates the member stream. The identity claim happened first; a claim whose creator vanished is completed by whoever finds it. */
-  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number): Promise<'created' | 'exists' | 'retry'> {
+  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number, signupBonus = true): Promise<'created' | 'exists' | 'retry'> {
     // give the claimant a moment to append before completing its work
     if (attempt > 0) {
       for (let i = 0; i < 20; i++) {
@@ -222,7 +224,7 @@ export class MembersService {
       throw validation([{ path: '/external_ref', message: 'external_ref belongs to a different member' }]);
     }
     const sealed = await this.ctx.vault.seal(tenant, memberId, pii);
-    const bonus = state === 'registered' ? await this.signupBonus(tenant, memberId, at) : null;
+    const bonus = state === 'registered' && signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
         if (s.exists) return { events: [], result: false };
@@ -244,7 +246,7 @@ export class MembersService {
     }
   }
 
-  private async enrichAndEnrol(tenant: string, memberId: string, ids: { email?: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, enrol = true): Promise<{ enrolled: boolean }> {
+  private async enrichAndEnrol(tenant: string, memberId: string, ids: { email?: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, enrol = true, signupBonus = true): Promise<{ enrolled: boolean }> {
     const current = await this.load(tenant, memberId);
     const pii = await this.ctx.vault.open(tenant, memberId, current.pii);
     const next: Pii = { ...pii };
@@ -266,7 +268,7 @@ export class MembersService {
     if (ids.email && !pii.email && (await this.claim(tenant, 'email', ids.email, memberId))) next.email = ids.email;
     const piiChanged = JSON.stringify(next) !== JSON.stringify(pii);
     const sealed = piiChanged ? await this.ctx.vault.seal(tenant, memberId, next) : undefined;
-    const bonus = current.state === 'prospect' ? await this.signupBonus(tenant, memberId, at) : null;
+    const bonus = current.state === 'prospect' && signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
     const { result } = await this.decide(tenant, memberId, (s) => {
       if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
       const events: MemberEvent[] = [];

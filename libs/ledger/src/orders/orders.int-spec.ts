@@ -419,6 +419,10 @@ describe('order processing (PostgreSQL)', () => {
     await members.patch(p.id, prospect, { accepted_terms_version: 'v2' }, at);
     expect((await ledger(p.id, prospect)).filter((e) => e.rule === 'welcome')).toHaveLength(1);
     await expectConsistent(p.id, prospect);
+    // a migration import enrols without the bonus (the members joined the old programme)
+    const migrated = await members.enrol(p.id, { email: 'old@example.com' }, at, { signupBonus: false });
+    expect(migrated.member.balances.available_cents).toBe(0);
+    expect(await ledger(p.id, migrated.member.id)).toEqual([]);
   });
 
   it('liability equals the sum over members', async () => {

@@ -57,20 +57,20 @@ export class SweepService {
     const now = (await this.ctx.programs.now(tenant)).toISOString();
     const days = inactivityDays(program.settings.expiry);
     const report: SweepReport = { tenant, now, members: 0, released: 0, expired: 0, tier_changes: 0, failures: 0 };
-    const done: string[] = [];
+    let after = '';
     let last: Position | null = null;
     for (;;) {
-      // every member is looked at once per sweep; what it decides is final for this `now`
+      // every member is looked at once per sweep (keyset by member id); what it decides is final for this `now`
       const { rows } = await this.ctx.pool.query<{ member_id: string }>(
-        `select distinct member_id from ledger.due_items
-         where tenant = $1 and not (member_id = any($4::text[]))
+        `select member_id from ledger.due_items
+         where tenant = $1 and member_id > $4
            and ((kind <> 'inactive' and due_at <= $2::timestamptz)
              or (kind = 'inactive' and $3::int is not null and due_at <= $2::timestamptz - make_interval(days => $3::int)))
-         limit 200`,
-        [tenant, now, days, done]);
+         group by member_id order by member_id limit 200`,
+        [tenant, now, days, after]);
       if (!rows.length) break;
+      after = rows[rows.length - 1].member_id;
       for (const { member_id } of rows) {
-        done.push(member_id);
         try {
           const out = await this.ctx.handler.handle(memberStream(tenant, member_id), memberEvolver, (s) => {
             const events = decideSweep(s, { tiers: program.tiers, expiry: program.settings.expiry }, now, () => newId('LE'));
@@ -98,20 +98,27 @@ export class SweepService {
     }
   }
 
-  /** Tenants with something due now by their own clock (test clocks included), for the periodic sweeper. */
+  /**
+   * Tenants with something due now by their own clock, for the periodic sweeper: dated rows due in
+   * real time (any tenant: a test clock only moves forward), sandboxes whose test clock has moved,
+   * and members inactive for the days of programmes with the inactivity policy. Index-driven
+   * (`due_items (due_at)` and `(tenant, due_at)`), never a scan of every row.
+   */
   async dueTenants(): Promise<string[]> {
     const { rows } = await this.ctx.pool.query<{ tenant: string }>(
-      `with due as (
-         select d.tenant, d.kind, d.due_at, p.settings->'expiry' as expiry,
-                now() + coalesce(c.offset_ms, 0) * interval '1 millisecond' as clock
-         from ledger.due_items d
-         join program.programs p on p.id = regexp_replace(d.tenant, '_test$', '')
-         left join program.test_clocks c on c.program_id = p.id and d.tenant like '%\\_test'
-       )
-       select distinct tenant from due
-       where (kind <> 'inactive' and due_at <= clock)
-          or (kind = 'inactive' and expiry->>'policy' = 'inactivity'
-              and case when (expiry->>'days') ~ '^[0-9]{1,6}$' then due_at + (expiry->>'days')::int * interval '1 day' <= clock else false end)`);
+      `select distinct tenant from ledger.due_items where due_at <= now() and kind <> 'inactive'
+       union
+       select c.program_id || '_test' from program.test_clocks c
+        where exists (select 1 from ledger.due_items d where d.tenant = c.program_id || '_test' and d.kind <> 'inactive'
+                        and d.due_at <= now() + c.offset_ms * interval '1 millisecond')
+       union
+       select t.tenant from program.programs p
+        left join program.test_clocks c on c.program_id = p.id
+        cross join lateral (values (p.id, 0::bigint), (p.id || '_test', coalesce(c.offset_ms, 0))) as t(tenant, offset_ms)
+        where p.settings->'expiry'->>'policy' = 'inactivity' and (p.settings->'expiry'->>'days') ~ '^[0-9]{1,6}$'
+          and exists (select 1 from ledger.due_items d where d.tenant = t.tenant and d.kind = 'inactive'
+                        and d.due_at <= now() + t.offset_ms * interval '1 millisecond'
+                                        - case when (p.settings->'expiry'->>'days') ~ '^[0-9]{1,6}$' then (p.settings->'expiry'->>'days')::int else 0 end * interval '1 day')`);
     return rows.map((r) => r.tenant);
   }
 }

@@ -1,0 +1,166 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { TestDatabase, createTestDatabase } from '@loyalty/testing';
+import { CommandHandler, Decision, Evolver } from './command-handler';
+import { WrongExpectedRevisionError } from './event-store.port';
+import { EVENT_STORE_MIGRATIONS, PostgresEventStore } from './postgres.event-store';
+
+type Ev =
+  | { type: 'PointsEarned'; data: { points: number; command: string } }
+  | { type: 'PointsRedeemed'; data: { points: number; command: string } };
+interface Balance { points: number; commands: string[] }
+
+const balance: Evolver<Balance, Ev> = {
+  initialState: () => ({ points: 0, commands: [] }),
+  evolve: (s, e) => ({
+    points: s.points + (e.type === 'PointsEarned' ? e.data.points : -e.data.points),
+    commands: [...s.commands, e.data.command],
+  }),
+};
+
+const earn = (points: number, command = randomUUID()) => (): Decision<Ev, string> =>
+  ({ events: [{ type: 'PointsEarned', data: { points, command } }], result: command });
+
+/** Redeem only what the balance allows: the decision must be taken on fresh state after every conflict. */
+const redeem = (points: number, command = randomUUID()) => (s: Balance): Decision<Ev, 'redeemed' | 'insufficient'> =>
+  s.points >= points
+    ? { events: [{ type: 'PointsRedeemed', data: { points, command } }], result: 'redeemed' }
+    : { events: [], result: 'insufficient' };
+
+const uuidFrom = (key: string): string => {
+  const h = createHash('sha256').update(key).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
+
+describe('CommandHandler (PostgreSQL)', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('command_handler', { migrations: EVENT_STORE_MIGRATIONS, poolMax: 30 });
+    store = new PostgresEventStore(db.pool, 50);
+  });
+  afterAll(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  it('loads, decides, appends with the expected revision and folds its own events', async () => {
+    const handler = new CommandHandler(store);
+    const s = `member-${randomUUID()}`;
+    const first = await handler.handle(s, balance, earn(100, 'c1'));
+    expect(first).toMatchObject({ result: 'c1', revision: 0n, state: { points: 100, commands: ['c1'] } });
+    expect(first.append?.nextRevision).toBe(0n);
+    const second = await handler.handle(s, balance, redeem(30, 'c2'));
+    expect(second).toMatchObject({ result: 'redeemed', revision: 1n, state: { points: 70 } });
+    const refused = await handler.handle(s, balance, redeem(500, 'c3'));
+    expect(refused).toMatchObject({ result: 'insufficient', revision: 1n, append: null });
+    const read = await store.readStream(s);
+    expect(read.map((e) => [e.revision, e.type])).toEqual([[0n, 'PointsEarned'], [1n, 'PointsRedeemed']]);
+    // a fresh handler (another process) folds the same state from the stream
+    expect(await new CommandHandler(store).load(s, balance)).toEqual({ state: second.state, revision: 1n });
+  });
+
+  it('20 concurrent commands on one stream from 20 processes: all succeed after retries, revisions contiguous', async () => {
+    const s = `member-${randomUUID()}`;
+    const handlers = Array.from({ length: 20 }, () => new CommandHandler(store));
+    const results = await Promise.all(handlers.map((h, i) => h.handle(s, balance, earn(i + 1, `cmd-${i}`))));
+    const read = await store.readStream(s);
+    expect(read.map((e) => e.revision)).toEqual(Array.from({ length: 20 }, (_, i) => BigInt(i)));
+    expect(read.map((e) => (e.data as { command: string }).command).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `cmd-${i}`).sort());
+    expect(results.map((r) => r.revision).sort((a, b) => Number(a) - Number(b))).toEqual(read.map((e) => e.revision));
+    // each handler's state is the fold of the stream up to its own append
+    for (const r of results) expect(r.state.commands).toEqual(read.slice(0, Number(r.revision) + 1).map((e) => (e.data as { command: string }).command));
+    expect((await new CommandHandler(store).load(s, balance)).state.points).toBe(210);
+  });
+
+  it('20 concurrent commands on one stream in one process are serialised without conflicts', async () => {
+    const s = `member-${randomUUID()}`;
+    const handler = new CommandHandler(store, 1000, 0); // no retries allowed: the in-process mutex must prevent conflicts
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => handler.handle(s, balance, earn(1, `cmd-${i}`))));
+    expect(results.map((r) => r.revision).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 20 }, (_, i) => BigInt(i)));
+    expect((await store.readStream(s)).map((e) => e.revision)).toEqual(Array.from({ length: 20 }, (_, i) => BigInt(i)));
+  });
+
+  it('retries decide on fresh state: concurrent redemptions never overdraw', async () => {
+    const s = `member-${randomUUID()}`;
+    await new CommandHandler(store).handle(s, balance, earn(100));
+    const handlers = Array.from({ length: 20 }, () => new CommandHandler(store));
+    const results = await Promise.all(handlers.map((h) => h.handle(s, balance, redeem(10))));
+    expect(results.filter((r) => r.result === 'redeemed')).toHaveLength(10);
+    expect(results.filter((r) => r.result === 'insufficient')).toHaveLength(10);
+    expect((await new CommandHandler(store).load(s, balance)).state.points).toBe(0);
+  });
+
+  it('a cached state picks up events other processes appended since', async () => {
+    const s = `member-${randomUUID()}`;
+    const a = new CommandHandler(store);
+    const b = new CommandHandler(store);
+    await a.handle(s, balance, earn(10, 'a1'));
+    await b.handle(s, balance, earn(20, 'b1'));
+    await b.handle(s, balance, earn(30, 'b2'));
+    const next = await a.handle(s, balance, earn(1, 'a2'));
+    expect(next.state).toEqual({ points: 61, commands: ['a1', 'b1', 'b2', 'a2'] });
+    expect(next.revision).toBe(3n);
+  });
+
+  it('a replayed command with deterministic event ids appends nothing and folds nothing twice', async () => {
+    const s = `member-${randomUUID()}`;
+    const handler = new CommandHandler(store);
+    await handler.handle(s, balance, earn(5, 'before'));
+    const replayable = (): Decision<Ev, string> => ({
+      events: [{ id: uuidFrom(`${s}/order-1/earn`), type: 'PointsEarned', data: { points: 50, command: 'order-1' } }],
+      result: 'ok',
+    });
+    const first = await handler.handle(s, balance, replayable);
+    const again = await handler.handle(s, balance, replayable);
+    expect(again.append).toEqual(first.append);
+    expect(again.state).toEqual({ points: 55, commands: ['before', 'order-1'] });
+    expect(await store.readStream(s)).toHaveLength(2);
+    // also from a process that never saw the first attempt
+    const other = await new CommandHandler(store).handle(s, balance, replayable);
+    expect(other.state).toEqual({ points: 55, commands: ['before', 'order-1'] });
+  });
+
+  it('a conflict re-reads only the tail after the cached revision, not the whole stream', async () => {
+    const s = `member-${randomUUID()}`;
+    const reads: bigint[] = [];
+    class CountingStore extends PostgresEventStore {
+      override readStream(streamId: string, fromRevision = 0n, maxCount?: number) {
+        if (streamId === s) reads.push(fromRevision);
+        return super.readStream(streamId, fromRevision, maxCount);
+      }
+    }
+    const counting = new CountingStore(db.pool, 50);
+    const handler = new CommandHandler(counting);
+    await store.append(s, Array.from({ length: 50 }, (_, i) => ({ id: randomUUID(), type: 'PointsEarned', data: { points: 1, command: `seed-${i}` } })), 'no_stream');
+    await handler.handle(s, balance, earn(1, 'warm'));
+    reads.length = 0;
+    let raced = false;
+    const result = await handler.handle(s, balance, async (state) => {
+      if (!raced) {
+        raced = true; // another process appends between our load and our append, once
+        await store.append(s, [{ id: randomUUID(), type: 'PointsEarned', data: { points: 1, command: 'other' } }], 'any');
+      }
+      return earn(1, 'mine')();
+    });
+    expect(result.revision).toBe(52n);
+    expect(result.state.points).toBe(53);
+    expect(reads.every((r) => r >= 51n)).toBe(true);
+    await counting.close();
+  });
+
+  it('gives up after maxRetries conflicts with WrongExpectedRevisionError', async () => {
+    const s = `member-${randomUUID()}`;
+    const handler = new CommandHandler(store, 1000, 2);
+    let decisions = 0;
+    const alwaysRaced = async (): Promise<Decision<Ev, string>> => {
+      decisions++;
+      // someone else appends between our load and our append, every time
+      await store.append(s, [{ id: randomUUID(), type: 'PointsEarned', data: { points: 1, command: 'other' } }], 'any');
+      return { events: [{ type: 'PointsEarned', data: { points: 1, command: 'mine' } }], result: 'never' };
+    };
+    await expect(handler.handle(s, balance, alwaysRaced)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    expect(decisions).toBe(3);
+    expect((await store.readStream(s)).every((e) => (e.data as { command: string }).command === 'other')).toBe(true);
+  });
+});
