@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { IngestModule } from '@loyalty/ingest';
 import { RedemptionModule } from '@loyalty/redemption';
+import { WebhookModule } from '@loyalty/webhook';
 
 /** Service modules beyond the ledger (ingest, redemption, …), one import per line. */
-export const SERVICE_MODULES: Type<unknown>[] = [IngestModule, RedemptionModule];
+export const SERVICE_MODULES: Type<unknown>[] = [IngestModule, RedemptionModule, WebhookModule];

@@ -231,6 +231,28 @@ describe('time, tiers, migrations and sandbox wipe over HTTP (standalone)', () =
     expect((await app.admin('POST', '/admin/v1/programs/P-00000000000000000000000000/migrations', body)).status).toBe(404);
   });
 
+  it('migration: no second signup bonus for migrated customers; an enrolled member keeps its profile', async () => {
+    const p = await programme({ rules: [{ type: 'signup_bonus', amount_cents: 100, timing: 'immediate' }] }, 'live');
+    const r = await app.http('POST', '/v1/members', { key: p.key, body: { email: 'kept@example.com', phone: '+14155550161' } });
+    expect(r.body.data.balances.available_cents).toBe(100);
+    const imported = await app.admin('POST', `/admin/v1/programs/${p.programId}/migrations`, {
+      entries: [{ email: 'kept@example.com', phone: '+14155550162', amount_cents: 50 }, { email: 'fresh@example.com', amount_cents: 70 }],
+    });
+    expect(imported.status).toBe(201);
+    expect(imported.body.data).toMatchObject({ imported: 2, members_created: 1 });
+    expect(await member(p.key, r.body.data.id)).toMatchObject({ phone: '+14155550161', balances: { available_cents: 150 } });
+    const fresh = (await app.http('GET', '/v1/members?email=fresh@example.com', { key: p.key })).body.data[0];
+    expect(fresh).toMatchObject({ state: 'registered', balances: { available_cents: 70 } });
+    expect(await ledger(p.key, fresh.id)).toHaveLength(1);
+    // a phone that belongs to someone else refuses the entry that would enrol with it
+    const clash = await app.admin('POST', `/admin/v1/programs/${p.programId}/migrations`, { entries: [{ email: 'third@example.com', phone: '+14155550161', amount_cents: 5 }] });
+    expect(clash.status).toBe(422);
+    expect(clash.body.errors).toEqual([{ path: '/entries/0/phone', message: expect.any(String) }]);
+    const mode = await app.admin('POST', `/admin/v1/programs/${p.programId}/migrations`, { mode: 'staging', entries: [{ email: 'x@example.com', amount_cents: 5 }] });
+    expect(mode.status).toBe(422);
+    expect(mode.body.errors.map((e: { path: string }) => e.path)).toEqual(['/mode']);
+  });
+
   it('sandbox wipe: deletes the sandbox partition everywhere and leaves the live programme alone', async () => {
     const p = await programme({ rules: [{ type: 'base', earn_rate_pct: 10, timing: 'immediate' }] });
     const liveKey = p.liveKey;

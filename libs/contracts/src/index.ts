@@ -4,3 +4,4 @@ export * from './member';
 export * from './streams';
 export * from './ingest';
 export * from './webhook';
+export * from './referral';

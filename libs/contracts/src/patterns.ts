@@ -18,6 +18,7 @@ export const PATTERNS = {
     reverseMigration: 'ledger.migration.reverse',
     sweep: 'ledger.sweep',
     wipe: 'ledger.sandbox.wipe',
+    /** credit a referral reward (ReferralCreditRequest → ReferralCreditReply), sent by the referral service */
     referral: 'ledger.member.referral',
     /** any accepted id form (M-…, ref:…, phone:…) → { member_id } or 404 */
     resolveId: 'ledger.member.resolve-id',
@@ -27,6 +28,16 @@ export const PATTERNS = {
     get: 'ingest.events.get',
     list: 'ingest.events.list',
     wipe: 'ingest.sandbox.wipe',
+  },
+  referral: {
+    create: 'referral.create',
+    get: 'referral.get',
+    /** GET /v1/members/{id}/referral */
+    details: 'referral.member.details',
+    approve: 'referral.approve',
+    reject: 'referral.reject',
+    /** sandbox wiped: forget cached referral streams */
+    wipe: 'referral.sandbox.wipe',
   },
   redemption: {
     create: 'redemption.create',

@@ -17,11 +17,11 @@ const balance: Evolver<Balance, Ev> = {
   }),
 };
 
-const earn = (points: number, command = randomUUID()) => (): Decision<Ev, string> =>
+const earn = (points: number, command: string = randomUUID()) => (): Decision<Ev, string> =>
   ({ events: [{ type: 'PointsEarned', data: { points, command } }], result: command });
 
 /** Redeem only what the balance allows: the decision must be taken on fresh state after every conflict. */
-const redeem = (points: number, command = randomUUID()) => (s: Balance): Decision<Ev, 'redeemed' | 'insufficient'> =>
+const redeem = (points: number, command: string = randomUUID()) => (s: Balance): Decision<Ev, 'redeemed' | 'insufficient'> =>
   s.points >= points
     ? { events: [{ type: 'PointsRedeemed', data: { points, command } }], result: 'redeemed' }
     : { events: [], result: 'insufficient' };

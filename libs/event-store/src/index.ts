@@ -1,4 +1,5 @@
 export * from './event-store.port';
 export * from './postgres.event-store';
+export * from './eventstoredb.event-store';
 export * from './command-handler';
 export * from './projection-runner';

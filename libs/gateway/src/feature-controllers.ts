@@ -4,6 +4,7 @@ import { LedgerTimeAdminController } from './admin/ledger-time-admin.controller'
 import { LedgerAdminController } from './admin/ledger-admin.controller';
 import { RedemptionsController } from './redemptions/redemptions.controller';
 import { ReservationsController } from './redemptions/reservations.controller';
+import { WebhooksController } from './webhooks/webhooks.controller';
 
 /** Controllers of further capabilities (events, redemptions, …), one import per line. */
-export const FEATURE_CONTROLLERS: Type<unknown>[] = [EventsController, RedemptionsController, ReservationsController, LedgerTimeAdminController, LedgerAdminController];
+export const FEATURE_CONTROLLERS: Type<unknown>[] = [EventsController, RedemptionsController, ReservationsController, LedgerTimeAdminController, LedgerAdminController, WebhooksController];

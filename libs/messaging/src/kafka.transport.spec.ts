@@ -7,6 +7,7 @@ import {
   kafkaServerOptions,
   kafkaTopicsFor,
   OrderedSendQueue,
+  TopicCreatingServerKafka,
 } from './kafka.transport';
 
 const meta = (topicName: string): RecordMetadata => ({ topicName, partition: 0, errorCode: 0 });
@@ -70,6 +71,8 @@ describe('kafkaServerOptions', () => {
     expect(o.options?.consumer?.maxWaitTimeInMs).toBeLessThanOrEqual(100);
     expect(o.options?.run?.partitionsConsumedConcurrently).toBeGreaterThan(1);
     expect(o.options?.client).toMatchObject({ clientId: 'ledger-1', brokers: ['127.0.0.1:9092'] });
+    // Served by a ServerKafka that creates its topics before subscribing (Nest prefers `strategy`).
+    expect(o.strategy).toBeInstanceOf(TopicCreatingServerKafka);
   });
 
   it('returns fresh objects (Nest mutates its options)', () => {

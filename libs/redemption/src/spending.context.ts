@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
 import { CommandHandler, Decision, EventStore, Position, ProjectionRunner, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, MemberRuleError, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
@@ -86,10 +86,18 @@ export class SpendingContext {
   async project(streamId: string, events: MemberEvent[]): Promise<void> {
     const handled = this.projection.filter.eventTypes;
     const mine = events.filter((e) => handled.includes(e.type));
-    if (!mine.length) return;
-    await inTransaction(this.pool, async (tx) => {
+    const apply = async (tx: PoolClient) => {
       for (const e of mine) await this.projection.apply(tx, { streamId, type: e.type, data: e.data } as RecordedEvent);
-    });
+    };
+    if (mine.length > 1) return inTransaction(this.pool, apply);
+    if (!mine.length) return;
+    // one statement: no transaction needed
+    const client = await this.pool.connect();
+    try {
+      await apply(client);
+    } finally {
+      client.release();
+    }
   }
 
   /** Waits until the read model has applied everything up to `position` (for events this process did not project itself). */

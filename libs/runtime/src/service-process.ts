@@ -54,7 +54,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   app.use(metricsMiddleware);
   options.configure?.(app, config);
   if (options.consumes) {
-    const ms = app.connectMicroservice(kafkaServerOptions(config.kafkaBrokers, `loyalty-${options.name}`, `loyalty-${options.name}`, { partitionsConsumedConcurrently: 16 }));
+    const ms = app.connectMicroservice(kafkaServerOptions(config.kafkaBrokers, `loyalty-${options.name}`, `loyalty-${options.name}`, { partitionsConsumedConcurrently: 16, partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16) }));
     await app.startAllMicroservices();
     await kafkaServerReady(ms, 60_000);
   }

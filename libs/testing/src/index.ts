@@ -1,3 +1,4 @@
 export * from './test-database';
 export * from './eventually';
 export * from './kafka';
+export * from './fake-eventstoredb.client';

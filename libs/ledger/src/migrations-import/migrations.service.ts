@@ -95,10 +95,13 @@ export class MigrationsService {
         else if (t <= Date.parse(now)) errors.push({ path: at('expires_at'), message: 'must be in the future' });
         else expires = new Date(t).toISOString();
       }
-      // identifiers that belong to another member would make the enrolment refuse this entry
+      // identifiers that belong to another member would make the enrolment refuse this entry (an
+      // enrolled member is credited as it is: its phone and ref are not touched, so not checked)
       const emailOwner = await this.owner(tenant, 'email', email);
+      const owner = emailOwner ? await this.members.load(tenant, emailOwner) : null;
+      const enrols = !owner?.exists || owner.state === 'prospect';
       for (const [kind, value, claims, field] of [['phone', phone, phoneClaims, 'phone'], ['ref', e.external_ref, refClaims, 'external_ref']] as const) {
-        if (value === undefined) continue;
+        if (value === undefined || !enrols) continue;
         const claimedBy = claims.get(value);
         if (claimedBy !== undefined && claimedBy !== email) { errors.push({ path: at(field), message: `${field} is also given for another email in this batch` }); continue; }
         claims.set(value, email);
@@ -124,11 +127,19 @@ export class MigrationsService {
     // entries name distinct members (emails are unique in a batch), so a few run side by side
     await inParallel(planned, IMPORT_CONCURRENCY, async (p) => {
       const existed = await this.owner(tenant, 'email', p.email);
-      const { member } = await this.members.enrol(tenant, { email: p.email, phone: p.phone, external_ref: p.external_ref }, now);
-      if (!existed) members_created++;
-      const cause = `migration:${batch_id}:${member.id}`;
+      let memberId = existed;
+      const current = existed ? await this.members.load(tenant, existed) : null;
+      if (!current?.exists || current.state === 'prospect') {
+        // unknown customers (and prospects) are enrolled: they had joined the old programme, whose
+        // signup bonus they already had; an enrolled member's profile is left as it is
+        const { member } = await this.members.enrol(tenant, { email: p.email, phone: p.phone, external_ref: p.external_ref }, now, { signupBonus: false });
+        memberId = member.id;
+        if (!current?.exists) members_created++;
+      }
+      const id = memberId!;
+      const cause = `migration:${batch_id}:${id}`;
       const expires_at = p.expires_at ?? expiresAtFor(program.settings.expiry, null, now);
-      await this.members.decide(tenant, member.id, (s) => {
+      await this.members.decide(tenant, id, (s) => {
         if (s.causes.has(cause)) return { events: [], result: null };
         const events: MemberEvent[] = decideAdjust(s, {
           entryId: newId('LE'), amount_cents: p.amount_cents, reason_code: MIGRATION_REASON, note: null, cause, actor: 'admin',

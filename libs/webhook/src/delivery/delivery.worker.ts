@@ -1,0 +1,174 @@
+import { Logger } from '@nestjs/common';
+import CircuitBreaker from 'opossum';
+import { parseTenantKey } from '@loyalty/platform';
+import { signatureHeaders } from '../signing/signature';
+import { ClaimedDelivery, DeliveryPolicy, DeliveryQueue } from './delivery.queue';
+import { HttpSender, SendResult } from './http-sender';
+
+export interface DeliveryWorkerOptions extends DeliveryPolicy {
+  /** deliveries in flight at once in this process */
+  concurrency: number;
+  /** how often the queue is looked at when nothing wakes the worker (other processes, retries coming due) */
+  pollIntervalMs: number;
+  /** per attempt (LOYALTY_WEBHOOK_TIMEOUT_MS) */
+  timeoutMs: number;
+  /** a claimed delivery not finished by then is assumed lost and sent again */
+  leaseMs: number;
+  breaker: { volumeThreshold: number; errorThresholdPercentage: number; resetTimeoutMs: number; rollingCountTimeoutMs: number };
+}
+
+export const DEFAULT_BREAKER = { volumeThreshold: 10, errorThresholdPercentage: 50, resetTimeoutMs: 30_000, rollingCountTimeoutMs: 60_000 };
+
+/** A non-2xx answer or a network failure: what the breaker counts as a failure. */
+class AttemptFailed extends Error {
+  constructor(readonly result: SendResult) { super(result.error ?? 'delivery failed'); }
+}
+
+type Job = () => Promise<SendResult>;
+
+/**
+ * Drains the delivery queue: claims due deliveries (SKIP LOCKED, so any number of processes share
+ * it), signs and POSTs each, records the outcome. Every endpoint has its own opossum circuit
+ * breaker around the HTTP call: once a receiver keeps failing, its deliveries are not even claimed
+ * until the breaker half-opens, so a dead receiver cannot hold the workers (its queue waits, and
+ * no attempt is counted against it meanwhile).
+ */
+export class DeliveryWorker {
+  private readonly log = new Logger('WebhookDelivery');
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly breakers = new Map<string, CircuitBreaker<[Job], SendResult>>();
+  private started = false;
+  private pumping = false;
+  private again = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private soonTimer: NodeJS.Timeout | null = null;
+  private lastRecovery = 0;
+
+  constructor(private readonly queue: DeliveryQueue, private readonly sender: HttpSender, private readonly options: DeliveryWorkerOptions) {}
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.pollTimer = setInterval(() => this.wake(), this.options.pollIntervalMs);
+    this.pollTimer.unref();
+    this.wake();
+  }
+
+  async stop(timeoutMs = 10_000): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.soonTimer) clearTimeout(this.soonTimer);
+    this.pollTimer = this.soonTimer = null;
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise<void>((r) => { t = setTimeout(r, timeoutMs); t.unref(); }),
+    ]);
+    if (t) clearTimeout(t);
+    for (const b of this.breakers.values()) b.shutdown();
+    this.breakers.clear();
+  }
+
+  /** Deliveries were just queued (by a transaction about to commit): look shortly. */
+  wakeSoon(): void {
+    if (!this.started || this.soonTimer) return;
+    this.soonTimer = setTimeout(() => { this.soonTimer = null; this.wake(); }, 20);
+    this.soonTimer.unref();
+  }
+
+  wake(): void {
+    if (!this.started) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  private openEndpoints(): string[] {
+    return [...this.breakers].filter(([, b]) => b.opened).map(([id]) => id);
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        if (Date.now() - this.lastRecovery >= Math.max(1000, this.options.pollIntervalMs)) {
+          this.lastRecovery = Date.now();
+          const n = await this.queue.recoverLapsed();
+          if (n) this.log.warn(`re-queued ${n} webhook deliveries whose worker lease lapsed`);
+        }
+        const free = this.options.concurrency - this.inFlight.size;
+        if (free <= 0 || !this.started) break;
+        const claimed = await this.queue.claim(free, this.options.leaseMs, this.openEndpoints());
+        for (const d of claimed) this.track(this.process(d));
+        if (claimed.length === free) this.again = true;
+      } while (this.again && this.started && this.inFlight.size < this.options.concurrency);
+    } catch (e) {
+      if (this.started) this.log.warn(`claiming webhook deliveries failed: ${(e as Error).message}`);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private track(p: Promise<void>): void {
+    this.inFlight.add(p);
+    void p.finally(() => {
+      this.inFlight.delete(p);
+      this.wake();
+    });
+  }
+
+  private breakerFor(endpointId: string): CircuitBreaker<[Job], SendResult> {
+    let b = this.breakers.get(endpointId);
+    if (!b) {
+      const o = this.options.breaker;
+      b = new CircuitBreaker<[Job], SendResult>(async (job: Job) => {
+        const r = await job();
+        if (!r.ok) throw new AttemptFailed(r);
+        return r;
+      }, {
+        timeout: false, // the sender enforces the per-attempt timeout itself
+        volumeThreshold: o.volumeThreshold,
+        errorThresholdPercentage: o.errorThresholdPercentage,
+        resetTimeout: o.resetTimeoutMs,
+        rollingCountTimeout: o.rollingCountTimeoutMs,
+        rollingCountBuckets: 10,
+      });
+      // a breaker that opens wakes the queue again when it half-opens
+      b.on('halfOpen', () => this.wake());
+      this.breakers.set(endpointId, b);
+    }
+    return b;
+  }
+
+  private async process(d: ClaimedDelivery): Promise<void> {
+    try {
+      const mode = parseTenantKey(d.tenant).mode;
+      const job: Job = () => this.sender.send({
+        url: d.url,
+        body: d.payload,
+        headers: { ...signatureHeaders(d.secret, d.id, d.payload, new Date()) },
+        mode,
+        timeoutMs: this.options.timeoutMs,
+      });
+      let result: SendResult;
+      try {
+        result = await this.breakerFor(d.endpoint_id).fire(job);
+      } catch (e) {
+        if (e instanceof AttemptFailed) result = e.result;
+        else if ((e as { code?: string }).code === 'EOPENBREAKER') {
+          await this.queue.release(d, Math.min(this.options.breaker.resetTimeoutMs, 5_000));
+          return;
+        } else result = { status_code: null, ok: false, error: (e as Error).message ?? String(e), duration_ms: 0, response_excerpt: null };
+      }
+      const outcome = await this.queue.complete(d, result, this.options);
+      if (outcome.endpointDisabled) this.log.warn(`webhook endpoint ${d.endpoint_id} (${d.tenant}) disabled after delivery ${d.id} failed (${result.error})`);
+    } catch (e) {
+      // the lease brings the delivery back if recording failed
+      this.log.warn(`webhook delivery ${d.id} could not be recorded: ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,149 @@
+import { PoolClient } from 'pg';
+import type { Balances } from '@loyalty/contracts';
+import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
+import { MemberAggregate, MemberEvent, balancesOf, memberEvolver } from '@loyalty/domain-member';
+import { parseTenantKey } from '@loyalty/platform';
+import { EndpointsRepository } from '../endpoints/endpoints.repository';
+import { DeliveryQueue } from '../delivery/delivery.queue';
+import { MappedEvent, ProgramInfo, eventTime, mapMemberEvent, memberSummary, sameBalances } from './payloads';
+
+/** `member-<tenant>-<M-…>` → its parts; null for any other stream. */
+export const parseMemberStreamId = (streamId: string): { tenant: string; memberId: string } | null => {
+  const m = /^member-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
+  return m ? { tenant: m[1], memberId: m[2] } : null;
+};
+
+interface Folded {
+  revision: bigint;
+  state: MemberAggregate;
+  /** the append (transaction) the last event belonged to, and the balances before it began */
+  appendCommit: bigint | null;
+  appendStart: Balances | null;
+  /** whether webhook.lot_watch may hold rows for this member */
+  watched: boolean;
+}
+
+export type ProgramInfoSource = (tenant: string) => Promise<ProgramInfo>;
+
+/** The body every delivery carries (decisions §8); its `id` is the delivery id (= `webhook-id`). */
+export const webhookBody = (deliveryId: string, type: string, createdAt: string, tenant: string, data: unknown): string =>
+  JSON.stringify({ id: deliveryId, type, created_at: createdAt, livemode: parseTenantKey(tenant).mode === 'live', data });
+
+/**
+ * webhook.events: the webhook service's subscription to the event store. It folds every member
+ * stream with the aggregate's own evolve (cached per stream by revision), maps each event to the
+ * webhook kinds it means and queues one delivery per kind and subscribed endpoint of the tenant.
+ * The deliveries are written in the runner's transaction together with its checkpoint, and each
+ * carries a unique cause key, so a replayed event never queues a second delivery: creation is
+ * exactly once, sending at least once.
+ *
+ * `balance.updated` fires once per append that moved a balance (a reservation confirmed together
+ * with its redeem entry is one notice with the final figures, never a transient one).
+ * It also keeps webhook.lot_watch, the dated lots the expiring-soon sweep looks at.
+ */
+export class WebhookEventsProjection implements Projection {
+  readonly name = 'webhook.events';
+  readonly filter = { streamPrefixes: ['member-'] };
+  /** a rebuild re-derives the lot watch; deliveries stay (their cause keys stop a replay from resending) */
+  readonly tables = ['webhook.lot_watch'];
+  private readonly cache = new Map<string, Folded>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly endpoints: EndpointsRepository,
+    private readonly queue: DeliveryQueue,
+    private readonly program: ProgramInfoSource,
+    private readonly onQueued: () => void = () => undefined,
+  ) {}
+
+  reset(): void { this.cache.clear(); }
+
+  async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+    const ids = parseMemberStreamId(event.streamId);
+    if (!ids) return;
+    const f = await this.foldedBefore(event);
+    const before = balancesOf(f.state);
+    const tierBefore = f.state.tier;
+    if (f.appendCommit !== event.position.commit) {
+      f.appendCommit = event.position.commit;
+      f.appendStart = before;
+    }
+    const e = { type: event.type, data: event.data } as MemberEvent;
+    f.state = memberEvolver.evolve(f.state, e);
+    f.revision = event.revision;
+    this.remember(event.streamId, f);
+    if (!f.state.exists) return;
+
+    if (e.type === 'EntryRecorded' || e.type === 'EntryReleased') await this.watchLots(tx, ids.tenant, ids.memberId, f);
+
+    const subscribers = (await this.endpoints.subscribers(tx, ids.tenant))
+      // an endpoint hears what happens after it was registered, not a backlog from before
+      .filter((s) => s.created_at.getTime() <= event.createdAt.getTime());
+    if (!subscribers.length) return;
+    const program = await this.program(ids.tenant);
+    const at = eventTime(e, event.createdAt.toISOString());
+    const mapped: MappedEvent[] = mapMemberEvent(e, { tier: tierBefore }, f.state, at, program);
+    const wantsBalance = subscribers.some((s) => s.events.includes('balance.updated'));
+    if (wantsBalance && f.appendStart && !sameBalances(f.appendStart, balancesOf(f.state)) && (await this.lastOfAppend(event))) {
+      mapped.push({ kind: 'balance.updated', key: 'balance.updated', data: memberSummary(f.state, at, program.expiry) });
+    }
+    let queued = 0;
+    for (const m of mapped) {
+      for (const s of subscribers) {
+        if (!s.events.includes(m.kind)) continue;
+        const added = await this.queue.enqueue(tx, {
+          tenant: ids.tenant,
+          endpointId: s.id,
+          sourceKey: `${event.id}:${m.key}`,
+          subject: ids.memberId,
+          kind: m.kind,
+          body: (id) => webhookBody(id, m.kind, at, ids.tenant, m.data),
+        });
+        if (added) queued++;
+      }
+    }
+    if (queued) this.onQueued();
+  }
+
+  /** The member's state just before `event`: the cached fold when it is in step, else a fold of the stream. */
+  private async foldedBefore(event: RecordedEvent): Promise<Folded> {
+    const cached = this.cache.get(event.streamId);
+    if (cached && cached.revision === event.revision - 1n) return cached;
+    let state = memberEvolver.initialState();
+    const earlier = event.revision > 0n ? await this.store.readStream(event.streamId, 0n, Number(event.revision)) : [];
+    for (const x of earlier) state = memberEvolver.evolve(state, { type: x.type, data: x.data } as MemberEvent);
+    // cold: the append this event belongs to counts from here (at worst one extra balance notice after a restart)
+    return { revision: event.revision - 1n, state, appendCommit: null, appendStart: null, watched: true };
+  }
+
+  private remember(streamId: string, f: Folded): void {
+    this.cache.delete(streamId); // re-insert: the Map's order is then least recently used first
+    this.cache.set(streamId, f);
+    if (this.cache.size > 20_000) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /** Whether the next event of the stream belongs to another append (or there is none yet). */
+  private async lastOfAppend(event: RecordedEvent): Promise<boolean> {
+    const next = await this.store.readStream(event.streamId, event.revision + 1n, 1);
+    return !next.length || next[0].position.commit !== event.position.commit;
+  }
+
+  /** Mirrors the member's unspent dated lots into webhook.lot_watch (a notice already sent stays sent). */
+  private async watchLots(tx: PoolClient, tenant: string, memberId: string, f: Folded): Promise<void> {
+    const byId = new Map(f.state.lots.filter((l) => l.expires_at && l.remaining_cents > 0).map((l) => [l.entry_id, l]));
+    const lots = [...byId.values()];
+    if (!lots.length && !f.watched) return;
+    f.watched = lots.length > 0;
+    await tx.query(
+      `with cur as (
+         select * from unnest($3::text[], $4::bigint[], $5::timestamptz[]) as t(lot_id, remaining_cents, expires_at)
+       ), gone as (
+         delete from webhook.lot_watch w where w.tenant = $1 and w.member_id = $2
+           and not exists (select 1 from cur where cur.lot_id = w.lot_id)
+       )
+       insert into webhook.lot_watch (tenant, member_id, lot_id, remaining_cents, expires_at)
+       select $1, $2, lot_id, remaining_cents, expires_at from cur
+       on conflict (tenant, member_id, lot_id) do update set remaining_cents = excluded.remaining_cents, expires_at = excluded.expires_at`,
+      [tenant, memberId, lots.map((l) => l.entry_id), lots.map((l) => String(l.remaining_cents)), lots.map((l) => l.expires_at)]);
+  }
+}
