@@ -444,6 +444,28 @@ describe('redemptions, quotes and reservations over HTTP (standalone)', () => {
       expect(reverses).toHaveLength(final === 'used' ? 0 : 1);
       expect((await balances(id, k)).available_cents).toBe(final === 'used' ? 500 : 1000);
     });
+
+    it('expiry racing confirm and release on a sandbox reservation: one outcome, the hold resolved once', async () => {
+      const p = await app.createProgram();
+      const k = await highRateKey(p.programId, 'test');
+      const id = await memberWith(1000, k);
+      const r = (await reserve({ member_id: id, amount_cents: 400, cart_ref: 'c', eligible_total_cents: 1000, payment_method: 'card' }, k)).body.data;
+      const results = await Promise.all([
+        app.admin('POST', `/admin/v1/programs/${p.programId}/test-clock/advance`, { seconds: 901 }),
+        ...Array.from({ length: 6 }, (_, i) => (i % 2 === 0
+          ? app.http('POST', `/v1/redemption-reservations/${r.id}/confirm`, { key: k, body: { order_ref: 'O' } })
+          : app.http('POST', `/v1/redemption-reservations/${r.id}/release`, { key: k }))),
+      ]);
+      expect(results[0].status).toBe(200);
+      const final = (await app.http('GET', `/v1/redemption-reservations/${r.id}`, { key: k })).body.data.status;
+      expect(['confirmed', 'released', 'expired']).toContain(final);
+      for (const res of results.slice(1)) {
+        expect([200, 409]).toContain(res.status);
+        if (res.status === 200) expect(res.body.data.status).toBe(final);
+      }
+      expect((await ledger(id, k)).filter((e) => e.type === 'redeem')).toHaveLength(final === 'confirmed' ? 1 : 0);
+      expect(await balances(id, k)).toMatchObject({ reserved_cents: 0, available_cents: final === 'confirmed' ? 600 : 1000 });
+    });
   });
 });
 
@@ -461,7 +483,7 @@ describe('a crash between the append and the reply (standalone)', () => {
   beforeAll(async () => {
     const db = await freshDatabaseUrl('crash');
     const adminToken = `adm_${randomUUID()}`;
-    const started = await startStandalone({ databaseUrl: db.url, port: 0, adminToken, adminTokenGenerated: false, baseUrl: 'https://loyalty.test' }, false);
+    const started = await startStandalone({ databaseUrl: db.url, port: 0, adminToken, adminTokenGenerated: false, baseUrl: 'https://loyalty.test' });
     close = async () => { await started.app.close(); await db.drop(); };
     const store = started.app.get<EventStore>(EVENT_STORE, { strict: false });
     const append = store.append.bind(store);
@@ -500,7 +522,9 @@ describe('a crash between the append and the reply (standalone)', () => {
     const again = await http('POST', `/v1/members/${id}/redemptions`, { key, body: { amount_cents: 300 }, headers: { 'idempotency-key': k } });
     expect(again.body).toEqual(retry.body);
     // the redemption is found by id and by code right after the retry answered
-    expect((await http('GET', `/v1/redemptions?code=${retry.body.data.code}`, { key })).body.data).toMatchObject({ id: retry.body.data.id, valid: true });
+    const found = await http('GET', `/v1/redemptions?code=${retry.body.data.code}`, { key });
+    if (found.status !== 200) throw new Error(JSON.stringify(found.body));
+    expect(found.body.data).toMatchObject({ id: retry.body.data.id, valid: true });
     expect((await http('POST', `/v1/redemptions/${retry.body.data.id}/void`, { key })).body.data.status).toBe('restored');
 
     const rk = `crash-${randomUUID()}`;

@@ -5,6 +5,8 @@ import { LedgerAdminController } from './admin/ledger-admin.controller';
 import { RedemptionsController } from './redemptions/redemptions.controller';
 import { ReservationsController } from './redemptions/reservations.controller';
 import { WebhooksController } from './webhooks/webhooks.controller';
+import { ReferralsController } from './referrals/referrals.controller';
+import { ReferralsAdminController } from './referrals/referrals-admin.controller';
 
 /** Controllers of further capabilities (events, redemptions, …), one import per line. */
-export const FEATURE_CONTROLLERS: Type<unknown>[] = [EventsController, RedemptionsController, ReservationsController, LedgerTimeAdminController, LedgerAdminController, WebhooksController];
+export const FEATURE_CONTROLLERS: Type<unknown>[] = [EventsController, RedemptionsController, ReservationsController, LedgerTimeAdminController, LedgerAdminController, WebhooksController, ReferralsController, ReferralsAdminController];

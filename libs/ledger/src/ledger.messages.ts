@@ -3,6 +3,9 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import type { MemberState } from '@loyalty/contracts';
+import type { ReferralCreditReply, ReferralCreditRequest } from '@loyalty/contracts';
+import { MemberEvent, earningRefusal, expiresAtFor } from '@loyalty/domain-member';
+import { newId, problem } from '@loyalty/platform';
 import { MembersService } from './members/members.service';
 import { LedgerContext } from './ledger.context';
 import { LiabilityService } from './liability/liability.service';
@@ -65,4 +68,28 @@ export class LedgerMessages {
 
   @MessagePattern(P.liability)
   getLiability(@Payload() p: T) { return reply(() => this.liability.get(p.tenant)); }
+
+  /** A referral reward (referral service, decisions §7): one `earn` entry, rule `referral`, once per cause; nothing for an erased member. */
+  @MessagePattern(P.referral)
+  referralCredit(@Payload() p: ReferralCreditRequest) {
+    return reply(async (): Promise<ReferralCreditReply> => {
+      const at = await this.now(p.tenant);
+      const { expiry } = (await this.ctx.programs.forTenant(p.tenant)).settings;
+      const { result } = await this.members.decide(p.tenant, p.member_id, (s) => {
+        const done = s.causes.get(p.cause);
+        if (done?.length) return { events: [], result: done[0] };
+        if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: null };
+        const refusal = earningRefusal(s);
+        if (refusal) throw problem('invalid-state', refusal);
+        const id = newId('LE');
+        const entry: MemberEvent = { type: 'EntryRecorded', data: {
+          id, type: 'earn', status: p.manual ? 'under_review' : 'posted', amount_cents: p.amount_cents, reason_code: 'referral', rule: 'referral',
+          parent_entry_id: null, release_at: null, expires_at: expiresAtFor(expiry, p.expiry_months, at), created_at: at, order_ref: null,
+          cause: p.cause, release_on: p.manual ? 'manual' : null,
+        } };
+        return { events: [entry], result: id as string | null };
+      });
+      return { ledger_entry_id: result };
+    });
+  }
 }

@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
-import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, EventStoreDBEventStore, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
 import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, Migration, PG_POOL, createPool, ensureDatabase, migrate } from '@loyalty/platform';
 import type { CommandBus } from '@loyalty/messaging';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
@@ -14,11 +14,8 @@ export const openRuntime = async (options: RuntimeOptions): Promise<{ pool: Pool
   await migrate(pool, [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...options.migrations]);
   let store: EventStore;
   if (options.config.eventStore === 'eventstoredb') {
-    // Loaded lazily so the PostgreSQL default never pulls in the gRPC client.
-    const esdb = await import('@loyalty/event-store');
-    const Ctor = (esdb as unknown as { EventStoreDbEventStore?: new (url: string) => EventStore }).EventStoreDbEventStore;
-    if (!Ctor || !options.config.eventStoreUrl) throw new Error('EVENT_STORE=eventstoredb needs EVENTSTORE_URL and the EventStoreDB adapter');
-    store = new Ctor(options.config.eventStoreUrl);
+    if (!options.config.eventStoreUrl) throw new Error('EVENT_STORE=eventstoredb needs EVENTSTORE_URL (e.g. esdb://localhost:2113?tls=false)');
+    store = EventStoreDBEventStore.fromConnectionString(options.config.eventStoreUrl);
   } else {
     store = new PostgresEventStore(pool);
   }

@@ -42,13 +42,14 @@ export class RateLimiter implements OnModuleDestroy {
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.redis = config.redisUrl
-      ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 })
+      ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2000, commandTimeout: 500, disconnectTimeout: 200 })
       : null;
     this.redis?.on('error', () => undefined); // reported once per minute by take()
   }
 
   async take(keyId: string, rate: { burst: number; perSecond: number }, cost: number): Promise<TakeResult> {
-    if (this.redis) {
+    // while reconnecting after an outage, go local at once instead of queueing behind the reconnect
+    if (this.redis && this.redis.status !== 'reconnecting' && this.redis.status !== 'end' && this.redis.status !== 'close') {
       try {
         const [allowed, tokens, wait] = (await this.redis.eval(TAKE_SCRIPT, 1, `rl:${keyId}`, rate.burst, rate.perSecond, cost)) as [number, string, string];
         return { allowed: allowed === 1, remaining: Number(tokens), retryAfterSeconds: Number(wait) };
@@ -66,6 +67,9 @@ export class RateLimiter implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.redis?.quit().catch(() => undefined);
+    if (!this.redis) return;
+    // quit() waits for a connection that may never come; disconnect() also stops reconnecting
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => undefined);
+    else this.redis.disconnect();
   }
 }

@@ -1,0 +1,6 @@
+import 'reflect-metadata';
+import { REFERRAL_MIGRATIONS, ReferralModule } from '@loyalty/referral';
+import { startProcess } from '@loyalty/runtime';
+
+startProcess({ name: 'referral', modules: [ReferralModule], migrations: REFERRAL_MIGRATIONS, consumes: true })
+  .catch((e) => { process.stderr.write(`referral failed to start: ${(e as Error).stack}\n`); process.exit(1); });

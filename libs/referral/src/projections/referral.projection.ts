@@ -1,0 +1,119 @@
+import { Pool, PoolClient } from 'pg';
+import type { ReferralEvent, ReferralOrder, ReferralStatus } from '@loyalty/contracts';
+import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
+
+/** `member-<tenant>-<M-…>`, `referral-<tenant>-<M-…>` → their parts; null for any other stream. */
+const MEMBER_STREAM = /^member-(.+)-(M-[0-9A-Z]{26})$/;
+const REFERRAL_STREAM = /^referral-(.+)-(M-[0-9A-Z]{26})$/;
+/** `order-<tenant>-<orderRef>`: a tenant is `P-<ULID>` with an optional `_test`; the order ref may hold dashes. */
+const ORDER_STREAM = /^order-(P-[0-9A-Z]{26}(?:_test)?)-([\s\S]+)$/;
+
+export const parseReferralStream = (streamId: string): { tenant: string; friendId: string } | null => {
+  const m = REFERRAL_STREAM.exec(streamId);
+  return m ? { tenant: m[1], friendId: m[2] } : null;
+};
+
+/** The ledger's member and order events this service reads (their published shape; only the fields used here). */
+type MemberCreated = { member_id: string; referral_code: string };
+type OrderStep = { member_id: string; gross_cents: number | null; at: string };
+
+const REFERRAL_EVENTS: ReferralEvent['type'][] = [
+  'ReferralCreated', 'ReferralOrderMatched', 'ReferralQualified', 'ReferralApproved', 'ReferralRejected', 'ReferralRewarded',
+];
+const HANDLED = ['MemberCreated', 'MemberErased', 'OrderPaid', 'OrderCancelled', ...REFERRAL_EVENTS];
+
+/** A paid order of a member, as the qualification reacts to it. */
+export interface PaidOrderSeen { tenant: string; member_id: string; order: ReferralOrder }
+
+/** The status a referral event leaves the referral in (null: unchanged). */
+const statusAfter = (e: ReferralEvent): ReferralStatus | null => {
+  switch (e.type) {
+    case 'ReferralCreated': return e.data.status;
+    case 'ReferralOrderMatched': return null;
+    case 'ReferralQualified': return 'qualified';
+    case 'ReferralApproved': return 'pending';
+    case 'ReferralRejected': return 'rejected';
+    case 'ReferralRewarded': return 'rewarded';
+    default: {
+      const never: never = e;
+      throw new TypeError(`unknown referral event ${JSON.stringify(never)}`);
+    }
+  }
+};
+
+/**
+ * The referral service's read models, in one runner: `referral.codes` (code → advocate, from
+ * MemberCreated; erasure removes it), `referral.paid_orders` (each member's paid orders, from the
+ * order streams) and `referral.referrals` (one row per referral for stats, lookups by id, the
+ * advocate's daily count and the reward sweep).
+ *
+ * Referral rows move only forward (`revision` guard), so the runner re-applying events that a
+ * command already projected itself (ReferralContext.project) changes nothing, and a rebuild gives
+ * the same rows. `onOrderPaid`, given only by the running service, is the qualification reacting
+ * to a paid order inside this transaction: its checkpoint makes the reaction at-least-once, and
+ * the reaction is idempotent.
+ */
+export class ReferralProjection implements Projection {
+  readonly name = 'referral.read-models';
+  readonly filter = { streamPrefixes: ['member-', 'order-', 'referral-'], eventTypes: HANDLED };
+  readonly tables = ['referral.codes', 'referral.paid_orders', 'referral.referrals'];
+
+  constructor(private readonly onOrderPaid?: (tx: PoolClient, seen: PaidOrderSeen) => Promise<void>) {}
+
+  async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+    switch (event.type) {
+      case 'MemberCreated': {
+        const m = MEMBER_STREAM.exec(event.streamId);
+        const d = event.data as MemberCreated;
+        if (!m || !d.referral_code) return;
+        await tx.query('insert into referral.codes (tenant, code, member_id) values ($1,$2,$3) on conflict do nothing', [m[1], d.referral_code, m[2]]);
+        return;
+      }
+      case 'MemberErased': {
+        // an erased member's code no longer resolves (like their email and phone)
+        const m = MEMBER_STREAM.exec(event.streamId);
+        if (m) await tx.query('delete from referral.codes where tenant = $1 and member_id = $2', [m[1], m[2]]);
+        return;
+      }
+      case 'OrderPaid': {
+        const m = ORDER_STREAM.exec(event.streamId);
+        const d = event.data as OrderStep;
+        if (!m || !d.member_id) return;
+        const order: ReferralOrder = { order_ref: m[2], gross_cents: d.gross_cents ?? 0, paid_at: d.at };
+        await tx.query(
+          `insert into referral.paid_orders (tenant, order_ref, member_id, gross_cents, paid_at) values ($1,$2,$3,$4,$5) on conflict do nothing`,
+          [m[1], order.order_ref, d.member_id, order.gross_cents, order.paid_at]);
+        if (this.onOrderPaid) await this.onOrderPaid(tx, { tenant: m[1], member_id: d.member_id, order });
+        return;
+      }
+      case 'OrderCancelled': {
+        const m = ORDER_STREAM.exec(event.streamId);
+        if (m) await tx.query('update referral.paid_orders set cancelled = true where tenant = $1 and order_ref = $2', [m[1], m[2]]);
+        return;
+      }
+      default:
+        if ((REFERRAL_EVENTS as string[]).includes(event.type)) await applyReferralEvent(tx, event.streamId, event.revision, { type: event.type, data: event.data } as ReferralEvent);
+    }
+  }
+}
+
+/** One referral event onto its row; a row never moves back to an older revision. */
+export const applyReferralEvent = async (tx: Pick<PoolClient, 'query'>, streamId: string, revision: bigint, e: ReferralEvent): Promise<void> => {
+  const ids = parseReferralStream(streamId);
+  if (!ids) return;
+  if (e.type === 'ReferralCreated') {
+    const d = e.data;
+    await tx.query(
+      `insert into referral.referrals (tenant, id, friend_id, advocate_id, code, status, created_at, updated_at, revision)
+       values ($1,$2,$3,$4,$5,$6,$7,$7,$8) on conflict do nothing`,
+      [ids.tenant, d.referral_id, d.friend_id, d.advocate_id, d.code, d.status, d.at, revision.toString()]);
+    return;
+  }
+  await tx.query(
+    `update referral.referrals set status = coalesce($3, status), updated_at = $4, revision = $5
+     where tenant = $1 and friend_id = $2 and revision < $5`,
+    [ids.tenant, ids.friendId, statusAfter(e), e.data.at, revision.toString()]);
+};
+
+/** Every read model of the referral service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`); no reactions. */
+export const REFERRAL_PROJECTIONS = (_deps: { pool: Pool; store: EventStore }): Projection[] => [new ReferralProjection()];

@@ -1,0 +1,45 @@
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { PATTERNS, TenantScoped } from '@loyalty/contracts';
+import { reply } from '@loyalty/messaging';
+import { CreateReferralInput, CreateReferralService } from './create-referral/create-referral.service';
+import { ReferralDetailsService } from './referral-details/referral-details.service';
+import { ReferralContext } from './referral.context';
+import { ReviewReferralService } from './review-referral/review-referral.service';
+
+const P = PATTERNS.referral;
+
+/** The referral service's bus adapter: one line per pattern. */
+@Controller()
+export class ReferralMessages {
+  constructor(
+    private readonly ctx: ReferralContext,
+    private readonly creating: CreateReferralService,
+    private readonly reading: ReferralDetailsService,
+    private readonly reviewing: ReviewReferralService,
+  ) {}
+
+  @MessagePattern(P.create)
+  create(@Payload() p: TenantScoped & { body: CreateReferralInput }) { return reply(() => this.creating.create(p.tenant, p.body)); }
+
+  @MessagePattern(P.get)
+  get(@Payload() p: TenantScoped & { id: string }) { return reply(() => this.reading.get(p.tenant, p.id)); }
+
+  @MessagePattern(P.details)
+  details(@Payload() p: TenantScoped & { id: string }) { return reply(() => this.reading.details(p.tenant, p.id)); }
+
+  @MessagePattern(P.approve)
+  approve(@Payload() p: TenantScoped & { id: string }) { return reply(() => this.reviewing.review(p.id, 'approve', p.actor ?? null)); }
+
+  @MessagePattern(P.reject)
+  reject(@Payload() p: TenantScoped & { id: string }) { return reply(() => this.reviewing.review(p.id, 'reject', p.actor ?? null)); }
+
+  /** The admin plane wiped a sandbox: its referral streams are gone, so no cached state of them may survive. */
+  @MessagePattern(P.wipe)
+  wipe(@Payload() _p: TenantScoped) {
+    return reply(() => {
+      this.ctx.handler.forget();
+      return { forgotten: true };
+    });
+  }
+}

@@ -1,0 +1,48 @@
+import { Migration } from '@loyalty/platform';
+
+/**
+ * Read models of the referral service (schema `referral`), all rebuilt from the event store:
+ * referral codes (member streams), the members' paid orders (order streams) and referrals (their
+ * own streams). Every row is keyed by tenant, so a sandbox wipe removes them with the rest.
+ */
+export const REFERRAL_MIGRATIONS: Migration[] = [
+  {
+    id: 'referral-001',
+    sql: `
+      create schema if not exists referral;
+      create table referral.codes (
+        tenant text not null,
+        code text not null,
+        member_id text not null,
+        primary key (tenant, code)
+      );
+      create index codes_member on referral.codes (tenant, member_id);
+      create table referral.paid_orders (
+        tenant text not null,
+        order_ref text not null,
+        member_id text not null,
+        gross_cents bigint not null,
+        paid_at timestamptz not null,
+        cancelled boolean not null default false,
+        primary key (tenant, order_ref)
+      );
+      create index paid_orders_member on referral.paid_orders (tenant, member_id);
+      create table referral.referrals (
+        tenant text not null,
+        id text not null,
+        friend_id text not null,
+        advocate_id text not null,
+        code text not null,
+        status text not null,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        revision bigint not null,
+        primary key (tenant, id)
+      );
+      create unique index referrals_friend on referral.referrals (tenant, friend_id);
+      create index referrals_advocate on referral.referrals (tenant, advocate_id, created_at);
+      create index referrals_id on referral.referrals (id);
+      create index referrals_qualified on referral.referrals (updated_at) where status = 'qualified';
+    `,
+  },
+];
