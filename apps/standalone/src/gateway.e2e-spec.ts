@@ -87,8 +87,12 @@ describe('gateway over HTTP (standalone)', () => {
       const list = await app.http('GET', '/v1/members?email=scope@example.com', { key: readOnly.key });
       expect(list.status).toBe(200);
       expect(list.body.data).toEqual([]);
-      const actOnly = await newKey({ scopes: ['act'] });
-      expectProblem(await app.http('GET', '/v1/members', { key: actOnly.key }), 403, 'insufficient-scope');
+      const actOnly = await newKey({ scopes: ['act'], rate_limit: undefined });
+      const refused = await app.http('GET', '/v1/members', { key: actOnly.key });
+      expectProblem(refused, 403, 'insufficient-scope');
+      // a refused call still reports (and counts against) the key's rate limit
+      expect(refused.headers.get('x-ratelimit-limit')).toBe('50');
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe('49');
       expect((await app.http('POST', '/v1/members', { key: actOnly.key, body: { email: 'scope@example.com' } })).status).toBe(201);
     });
 
@@ -237,6 +241,21 @@ describe('gateway over HTTP (standalone)', () => {
       const q = await app.http('GET', '/v1/members?limit=abc', { key });
       expectProblem(q, 422, 'validation');
       expect(q.body.errors.map((e: { path: string }) => e.path)).toContain('/limit');
+    });
+
+    it('refuses NUL characters: 422 in a body or query, 404 in a path (never a 500)', async () => {
+      const m = (await app.http('POST', '/v1/members', { key, body: { email: 'nul@example.com' } })).body.data;
+      const body = await app.http('POST', '/v1/members', { key, rawBody: '{"email":"nul2@example.com","external_ref":"a\\u0000b"}' });
+      expectProblem(body, 422, 'validation');
+      expect(body.body.errors).toEqual([{ path: '/external_ref', message: expect.any(String) }]);
+      const adj = await app.http('POST', `/v1/members/${m.id}/adjust`, { key, rawBody: '{"amount_cents":5,"reason_code":"x\\u0000"}' });
+      expect(adj.body.errors?.map((e: { path: string }) => e.path)).toEqual(['/reason_code']);
+      const q = await app.http('GET', '/v1/members?email=a%00b', { key });
+      expectProblem(q, 422, 'validation');
+      expect(q.body.errors.map((e: { path: string }) => e.path)).toEqual(['/email']);
+      expectProblem(await app.http('GET', '/v1/members/ref:a%00b', { key }), 404, 'not-found');
+      expectProblem(await app.http('GET', '/v1/members/%E0%A4%A', { key }), 404, 'not-found');
+      expect((await app.http('GET', `/v1/members/${m.id}/ledger`, { key })).body.data).toEqual([]);
     });
 
     it('answers an unknown route with a 404 problem, with or without a key', async () => {

@@ -212,8 +212,7 @@ describe('referrals over HTTP (standalone)', () => {
 
     // held pays nothing: the qualifying order is remembered
     await orderPaid(p.key, { order_ref: 'H-1', gross_cents: 8_000, email: friend.email });
-    await new Promise((res) => setTimeout(res, 300));
-    expect((await referral(p.key, r.body.data.id)).status).toBe('held');
+    await eventually(async () => expect(await referral(p.key, r.body.data.id)).toMatchObject({ status: 'held', order_ref: 'H-1' }), { timeoutMs: 20_000, intervalMs: 50 });
     expect((await ledger(p.key, advocate.id)).filter((e) => e.rule === 'referral')).toEqual([]);
 
     expect((await app.http('POST', `/admin/v1/referrals/${r.body.data.id}/approve`, { key: p.key })).status).toBe(401);
@@ -231,25 +230,37 @@ describe('referrals over HTTP (standalone)', () => {
     expect((await app.admin('POST', '/admin/v1/referrals/RF-00000000000000000000000000/approve')).status).toBe(404);
   });
 
-  it('holds the same phone; approving before any order makes it pending', async () => {
+  it('accepts a prospect friend; an erased advocate\'s code no longer resolves; an approved referral without an order is pending', async () => {
     const p = await programme();
     const advocate = await enrol(p.key, { phone: '+14155550123' });
-    const friend = await app.http('POST', '/v1/members/resolve', { key: p.key, body: { phone: '+1 415 555 0124' } });
-    expect(friend.status).toBe(201);
-    // a prospect whose phone differs is not held
-    expect((await refer(p.key, advocate.referral_code, friend.body.data.id)).body.data.status).toBe('pending');
+    const prospect = await app.http('POST', '/v1/members/resolve', { key: p.key, body: { phone: '+1 415 555 0124' } });
+    expect(prospect.status).toBe(201);
+    // in a body the phone form may be sent as is or URL-encoded like in a path
+    const r = await refer(p.key, advocate.referral_code, 'phone:+14155550124');
+    expect(r.status).toBe(201);
+    expect(r.body.data).toMatchObject({ friend_id: prospect.body.data.id, status: 'pending' });
 
-    const advocate2 = await enrol(p.key, { phone: '+14155550125' });
-    const samePhone = await enrol(p.key);
-    // the advocate's phone on another member is a phone conflict, so compare with a member who shares it by PATCH after erasure
-    await app.http('DELETE', `/v1/members/${advocate2.id}`, { key: p.key });
-    expect((await app.http('PATCH', `/v1/members/${samePhone.id}`, { key: p.key, body: { phone: '+14155550125' } })).status).toBe(200);
-    const advocate3 = await enrol(p.key, { phone: '+14155550126' });
-    const r = await refer(p.key, advocate3.referral_code, samePhone.id);
-    expect(r.body.data.status).toBe('pending');
+    const again = await refer(p.key, advocate.referral_code, `phone:${encodeURIComponent('+14155550124')}`);
+    expect(again.status).toBe(409);
 
-    const erasedCode = await refer(p.key, advocate2.referral_code, (await enrol(p.key)).id);
-    expect(erasedCode.status).toBe(404);
+    const erased = await enrol(p.key);
+    expect((await app.http('DELETE', `/v1/members/${erased.id}`, { key: p.key })).status).toBe(200);
+    expect((await refer(p.key, erased.referral_code, (await enrol(p.key)).id)).status).toBe(404);
+    expect((await app.http('GET', `/v1/members/${erased.id}/referral`, { key: p.key })).status).toBe(404);
+    // an erased friend cannot be referred either
+    const gone = await enrol(p.key);
+    await app.http('DELETE', `/v1/members/${gone.id}`, { key: p.key });
+    expect((await refer(p.key, advocate.referral_code, gone.id)).status).toBe(404);
+
+    const twin = await enrol(p.key, { email: `${advocate.email.split('@')[0].toUpperCase()}+x@example.com` });
+    const held = await refer(p.key, advocate.referral_code, twin.id);
+    expect(held.body.data).toMatchObject({ status: 'held', hold_reasons: ['same_email'] });
+    const approved = await app.admin('POST', `/admin/v1/referrals/${held.body.data.id}/approve`);
+    expect(approved.status).toBe(200);
+    expect(approved.body.data.status).toBe('pending');
+    // the friend's order after the approval qualifies it as usual
+    await orderPaid(p.key, { order_ref: 'TWIN-1', gross_cents: 7_000, email: twin.email });
+    await eventually(async () => expect((await referral(p.key, held.body.data.id)).status).toBe('rewarded'), { timeoutMs: 20_000, intervalMs: 50 });
   });
 
   it('holds referrals beyond the daily limit; rejecting one is final; the limit counts by the programme clock', async () => {

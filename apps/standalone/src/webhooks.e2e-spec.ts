@@ -355,6 +355,30 @@ describe('webhooks over HTTP (standalone)', () => {
     expect(seenAt(path)).toHaveLength(1);
   });
 
+  it('tier.changed and referral.qualified reach a subscribed endpoint', async () => {
+    const p = await app.createProgram({
+      rules: [
+        { id: 'base', name: 'Base 10 %', type: 'base', earn_rate_pct: 10, timing: 'paid' },
+        { id: 'ref', name: 'Refer a friend', type: 'referral', amount_cents: 1_000, min_order_cents: 5_000 },
+      ],
+      tiers: [{ name: 'Silver', level: 1, threshold_type: 'points', threshold_value: 1_000, earn_multiplier: 1.5 }],
+    });
+    const path = '/ok/tier-referral';
+    await createEndpoint(p.testKey, path, ['tier.changed', 'referral.qualified']);
+    const advocate = await app.http('POST', '/v1/members', { key: p.testKey, body: { email: `adv-${randomUUID()}@example.com` } });
+    const friendEmail = `fr-${randomUUID()}@example.com`;
+    const friend = await app.http('POST', '/v1/members', { key: p.testKey, body: { email: friendEmail } });
+    const ref = await app.http('POST', '/v1/referrals', { key: p.testKey, body: { code: advocate.body.data.referral_code, friend_member_id: friend.body.data.id } });
+    expect(ref.status).toBe(201);
+    const sent = await app.http('POST', '/v1/events', { key: p.testKey, body: { type: 'order.paid', order_ref: `o-${randomUUID()}`, gross_cents: 20_000, email: friendEmail } });
+    expect(sent.status).toBe(202);
+    await eventually(() => expect(seenAt(path).map((r) => r.body.type).sort()).toEqual(['referral.qualified', 'tier.changed']), { timeoutMs: 20_000, intervalMs: 100 });
+    const tier = seenAt(path).find((r) => r.body.type === 'tier.changed')!.body.data;
+    expect(tier).toEqual({ member_id: friend.body.data.id, from: null, to: expect.objectContaining({ name: 'Silver', level: 1 }) });
+    const qualified = seenAt(path).find((r) => r.body.type === 'referral.qualified')!.body.data;
+    expect(qualified).toMatchObject({ id: ref.body.data.id, advocate_id: advocate.body.data.id, friend_id: friend.body.data.id, status: 'qualified' });
+  });
+
   it('honours Idempotency-Key on creation: the same key and body replays the same endpoint', async () => {
     const { testKey } = await app.createProgram();
     const headers = { 'idempotency-key': `we-${randomUUID()}` };

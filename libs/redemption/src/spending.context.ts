@@ -1,6 +1,6 @@
 import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, EventStore, Position, ProjectionRunner, RecordedEvent } from '@loyalty/event-store';
+import { CommandHandler, Decision, EventStore, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, MemberRuleError, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, inTransaction, problem } from '@loyalty/platform';
@@ -20,7 +20,6 @@ export interface SpendingSettings { rules: SpendingRules; voucherTtlSeconds: num
 /** What the redemption service's use cases share: injected once by the module. */
 export class SpendingContext {
   readonly projection = new RedemptionsProjection();
-  runner: ProjectionRunner | null = null;
 
   constructor(
     readonly config: AppConfig,
@@ -100,10 +99,17 @@ export class SpendingContext {
     }
   }
 
-  /** Waits until the read model has applied everything up to `position` (for events this process did not project itself). */
-  async settle(position: Position | null | undefined): Promise<void> {
-    if (!position || !this.runner) return;
-    (this.store as { poke?: () => void }).poke?.();
-    await this.runner.waitFor(position);
+  /**
+   * A retried command that found its effect already in the stream (its first run crashed after
+   * the append): applies the recorded events of that redemption or reservation to the read model
+   * now, so the reply's id is found at once, as after a first run.
+   */
+  async projectRecorded(tenant: string, memberId: string, id: string): Promise<void> {
+    const streamId = memberStreamId(tenant, memberId);
+    const recorded = (await this.store.readStream(streamId)).filter((e) => {
+      const d = e.data as { redemption_id?: string; reservation_id?: string };
+      return d.redemption_id === id || d.reservation_id === id;
+    });
+    await this.project(streamId, recorded.map((e) => ({ type: e.type, data: e.data }) as MemberEvent));
   }
 }

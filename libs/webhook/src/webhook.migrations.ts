@@ -64,16 +64,24 @@ export const WEBHOOK_MIGRATIONS: Migration[] = [
         primary key (tenant, delivery_id, attempt)
       );
 
+      -- a read model (rebuilt from the events): each member's unspent dated lots
       create table webhook.lot_watch (
         tenant text not null,
         member_id text not null,
         lot_id text not null,
         remaining_cents bigint not null,
         expires_at timestamptz not null,
-        notified_at timestamptz,
         primary key (tenant, member_id, lot_id)
       );
-      create index lot_watch_due on webhook.lot_watch (tenant, expires_at) where notified_at is null;
+      create index lot_watch_due on webhook.lot_watch (tenant, expires_at);
+      -- the sweep's own record: which lots were announced (once per lot, whatever a rebuild does)
+      create table webhook.lot_notices (
+        tenant text not null,
+        member_id text not null,
+        lot_id text not null,
+        notified_at timestamptz not null default now(),
+        primary key (tenant, member_id, lot_id)
+      );
     `,
   },
 ];

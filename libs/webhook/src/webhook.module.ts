@@ -73,6 +73,7 @@ export class WebhookModule implements OnApplicationBootstrap, OnModuleDestroy {
     this.ctx.runner = new ProjectionRunner(this.store, this.ctx.pool, this.ctx.projection);
     await this.ctx.runner.start();
     this.ctx.worker.start();
+    if (this.ctx.config.sweepIntervalMs <= 0) return; // 0 turns the periodic sweep off (the sweep pattern still works)
     this.timer = setInterval(() => {
       if (this.sweeping) return;
       this.sweeping = this.ctx.sweeper.sweepAll()

@@ -16,7 +16,7 @@ const bearer = (req: GatewayRequest): string | null => {
 };
 const sha = (s: string) => createHash('sha256').update(s).digest();
 
-/** Authentication, scopes and the rate limit, in that order, for every route. */
+/** Authentication, the rate limit and scopes, in that order, for every route. */
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly adminHash: Buffer;
@@ -46,11 +46,7 @@ export class AuthGuard implements CanActivate {
     if (!auth) throw problem('unauthenticated', 'Unknown, revoked or expired API key');
     req.auth = auth;
 
-    const needed = this.reflector.getAllAndOverride<Scope[] | undefined>(SCOPES_KEY, targets);
-    if (needed?.length && !needed.some((s) => auth.scopes.includes(s))) {
-      throw problem('insufficient-scope', `This endpoint needs the ${needed.join(' or ')} scope`);
-    }
-
+    // every authenticated call counts against the key and carries the rate-limit headers, a refused scope included
     const cost = this.costOf(req);
     const r = await this.limiter.take(auth.keyId, auth.rate, cost);
     res.setHeader('X-RateLimit-Limit', String(auth.rate.burst));
@@ -60,6 +56,11 @@ export class AuthGuard implements CanActivate {
       throw problem('rate-limited', `Rate limit of ${auth.rate.perSecond}/s (burst ${auth.rate.burst}) exceeded`, {
         extra: { retry_after: retryAfter }, headers: { 'Retry-After': String(retryAfter) },
       });
+    }
+
+    const needed = this.reflector.getAllAndOverride<Scope[] | undefined>(SCOPES_KEY, targets);
+    if (needed?.length && !needed.some((s) => auth.scopes.includes(s))) {
+      throw problem('insufficient-scope', `This endpoint needs the ${needed.join(' or ')} scope`);
     }
     return true;
   }

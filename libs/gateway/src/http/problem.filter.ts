@@ -24,7 +24,12 @@ export class ProblemFilter implements ExceptionFilter {
     if (exception instanceof ProblemError) p = exception.problem;
     else if (exception instanceof HttpException) {
       const status = exception.getStatus();
-      p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${req.path}` : exception.message };
+      if (status === 400 && /^Failed to decode param/.test(exception.message)) {
+        // an undecodable id names nothing (like any unknown id form): 404, not a body error
+        p = { slug: 'not-found', detail: 'No resource has this name' };
+      } else {
+        p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${req.path}` : exception.message };
+      }
     } else {
       this.log.error({ err: exception, requestId: req.requestId }, 'unhandled error');
       p = { slug: 'internal', detail: 'An unexpected error occurred; retry with the same idempotency key' };

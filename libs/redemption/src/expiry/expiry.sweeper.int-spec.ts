@@ -2,7 +2,7 @@ import { memberStreamId } from '@loyalty/contracts';
 import {
   MemberEvent, decideConfirmRedemption, decideIssueRedemption, decideOpenReservation, decideReleaseReservation, memberEvolver, spendingRules,
 } from '@loyalty/domain-member';
-import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore, ProjectionRunner } from '@loyalty/event-store';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, Position, PostgresEventStore, ProjectionRunner } from '@loyalty/event-store';
 import { InProcessBus, InProcessServer } from '@loyalty/messaging';
 import { loadConfig, newId, newVoucherCode } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
@@ -17,9 +17,10 @@ const replica = async (db: TestDatabase) => {
   const store = new PostgresEventStore(db.pool, 50);
   const handler = new CommandHandler(store);
   const ctx = new SpendingContext(loadConfig(), db.pool, store, handler, new ProgramStore(db.pool), new InProcessBus(new InProcessServer()));
-  ctx.runner = new ProjectionRunner(store, db.pool, new RedemptionsProjection());
-  await ctx.runner.start();
-  return { store, handler, ctx, sweeper: new ExpirySweeper(ctx), stop: async () => { await ctx.runner!.stop(); await store.close(); } };
+  const runner = new ProjectionRunner(store, db.pool, new RedemptionsProjection());
+  await runner.start();
+  const settle = async (p: Position | null | undefined) => { if (p) { store.poke(); await runner.waitFor(p); } };
+  return { store, handler, ctx, runner, settle, sweeper: new ExpirySweeper(ctx), stop: async () => { await runner.stop(); await store.close(); } };
 };
 
 describe('redemption read model and expiry sweep (PostgreSQL)', () => {
@@ -32,7 +33,7 @@ describe('redemption read model and expiry sweep (PostgreSQL)', () => {
 
   const run = async (r: typeof a, memberId: string, decide: (s: ReturnType<typeof memberEvolver.initialState>) => MemberEvent[]) => {
     const out = await r.handler.handle(memberStreamId(tenant, memberId), memberEvolver, (s) => ({ events: decide(s), result: null }));
-    await r.ctx.settle(out.append?.position);
+    await r.settle(out.append?.position);
   };
 
   const newMember = async (credit: number): Promise<string> => {
@@ -104,7 +105,7 @@ describe('redemption read model and expiry sweep (PostgreSQL)', () => {
       expect(s.available).toBe(m === members[0] ? 9_900 : 10_000);
       expect(s.lifetime_redeemed).toBe(m === members[0] ? 100 : 0);
     }
-    await a.ctx.settle(await a.store.headPosition());
+    await a.settle(await a.store.headPosition());
     const { redemptions, reservations: res } = await rows();
     expect(redemptions.filter((r) => vouchers.includes(r.id)).every((r) => r.status === 'expired')).toBe(true);
     expect(redemptions.find((r) => r.id === notDue)?.status).toBe('created');
@@ -114,7 +115,7 @@ describe('redemption read model and expiry sweep (PostgreSQL)', () => {
   });
 
   it('the read model follows confirm, void and release, and a rebuild from the event store gives the same rows', async () => {
-    await b.ctx.runner!.stop(); // one runner of the projection while it is rebuilt
+    await b.runner.stop(); // one runner of the projection while it is rebuilt
     const m = await newMember(5000);
     const far = new Date(Date.now() + 10 * 86_400_000).toISOString();
     const used = await voucher(m, 100, far);
@@ -125,8 +126,8 @@ describe('redemption read model and expiry sweep (PostgreSQL)', () => {
     expect(before.redemptions.find((r) => r.id === used)).toMatchObject({ status: 'used', order_ref: 'O-1', member_id: m, tenant });
     expect(before.reservations.find((r) => r.id === held)).toMatchObject({ status: 'released', member_id: m });
 
-    await a.ctx.runner!.rebuild();
-    await a.ctx.settle(await a.store.headPosition());
+    await a.runner.rebuild();
+    await a.settle(await a.store.headPosition());
     const after = await rows();
     const strip = (r: Record<string, unknown>) => { const { updated_at: _u, ...rest } = r; return rest; };
     expect(after.redemptions.map(strip)).toEqual(before.redemptions.map(strip));

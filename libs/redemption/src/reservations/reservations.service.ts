@@ -52,8 +52,7 @@ export class ReservationsService {
       // the response the first call gave
       return { view: { ...reservationView(r, memberId), status: 'open' as const, order_ref: null, ledger_entry_id: null }, replay: true };
     });
-    // a retry after a crash: the first call's events reach the read model through the runner
-    if (out.replay) await this.ctx.settle(await this.ctx.store.headPosition());
+    if (out.replay) await this.ctx.projectRecorded(tenant, memberId, out.view.id);
     return out.view;
   }
 

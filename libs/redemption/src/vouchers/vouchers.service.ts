@@ -52,8 +52,7 @@ export class VouchersService {
       }
       return { view: original, replay: true };
     });
-    // a retry after a crash: the first call's events reach the read model through the runner
-    if (out.replay) await this.ctx.settle(await this.ctx.store.headPosition());
+    if (out.replay) await this.ctx.projectRecorded(tenant, memberId, out.view.id);
     return out.view;
   }
 

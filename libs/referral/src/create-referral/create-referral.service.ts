@@ -11,6 +11,16 @@ export interface CreateReferralInput { code: string; friend_member_id: string }
 
 const DAY_MS = 86_400_000;
 
+/** `phone:%2B…` in a body, written the way a path needs it, is read as `phone:+…`. */
+const decodedMemberRef = (raw: string): string => {
+  if (!raw.startsWith('phone:') || !raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+};
+
 /**
  * POST /v1/referrals (decisions §7): the advocate is found by their referral code, the friend by
  * any accepted member id form. 404 unknown code or friend; 422 `rule-ineligible` for a
@@ -29,7 +39,7 @@ export class CreateReferralService {
     const advocate = await this.ctx.member(tenant, advocateId).catch((e: unknown) => {
       throw ProblemError.is(e) && e.problem.slug === 'not-found' ? notFound('referral code') : e;
     });
-    const friend = await this.ctx.member(tenant, input.friend_member_id);
+    const friend = await this.ctx.member(tenant, decodedMemberRef(input.friend_member_id));
     if (advocate.id === friend.id) throw toProblem(new ReferralRuleError('rule-ineligible', 'A member cannot refer themselves'));
 
     const state = await this.advocates.run(`${tenant}|${advocate.id}`, async () => {

@@ -13,6 +13,12 @@ export const parseMemberStreamId = (streamId: string): { tenant: string; memberI
   return m ? { tenant: m[1], memberId: m[2] } : null;
 };
 
+/** `referral-<tenant>-<friend M-…>` → its parts; null for any other stream. */
+export const parseReferralStreamId = (streamId: string): { tenant: string; friendId: string } | null => {
+  const m = /^referral-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
+  return m ? { tenant: m[1], friendId: m[2] } : null;
+};
+
 interface Folded {
   revision: bigint;
   state: MemberAggregate;
@@ -43,7 +49,7 @@ export const webhookBody = (deliveryId: string, type: string, createdAt: string,
  */
 export class WebhookEventsProjection implements Projection {
   readonly name = 'webhook.events';
-  readonly filter = { streamPrefixes: ['member-'] };
+  readonly filter = { streamPrefixes: ['member-', 'referral-'] };
   /** a rebuild re-derives the lot watch; deliveries stay (their cause keys stop a replay from resending) */
   readonly tables = ['webhook.lot_watch'];
   private readonly cache = new Map<string, Folded>();
@@ -59,6 +65,7 @@ export class WebhookEventsProjection implements Projection {
   reset(): void { this.cache.clear(); }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+    if (event.streamId.startsWith('referral-')) return this.applyReferral(tx, event);
     const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     const f = await this.foldedBefore(event);
@@ -105,6 +112,29 @@ export class WebhookEventsProjection implements Projection {
     if (queued) this.onQueued();
   }
 
+  /**
+   * `referral.qualified`: the referral service records the referral in its public shape on the
+   * ReferralQualified event of the friend's referral stream; that is the payload.
+   */
+  private async applyReferral(tx: PoolClient, event: RecordedEvent): Promise<void> {
+    if (event.type !== 'ReferralQualified') return;
+    const ids = parseReferralStreamId(event.streamId);
+    const data = event.data as { at?: string; referral?: { id?: string } };
+    if (!ids || !data.referral?.id) return;
+    const subscribers = (await this.endpoints.subscribers(tx, ids.tenant))
+      .filter((s) => s.events.includes('referral.qualified') && s.created_at.getTime() <= event.createdAt.getTime());
+    const at = data.at ?? event.createdAt.toISOString();
+    let queued = 0;
+    for (const s of subscribers) {
+      const added = await this.queue.enqueue(tx, {
+        tenant: ids.tenant, endpointId: s.id, sourceKey: `${event.id}:referral.qualified`, subject: ids.friendId, kind: 'referral.qualified',
+        body: (id) => webhookBody(id, 'referral.qualified', at, ids.tenant, data.referral),
+      });
+      if (added) queued++;
+    }
+    if (queued) this.onQueued();
+  }
+
   /** The member's state just before `event`: the cached fold when it is in step, else a fold of the stream. */
   private async foldedBefore(event: RecordedEvent): Promise<Folded> {
     const cached = this.cache.get(event.streamId);
@@ -128,7 +158,7 @@ export class WebhookEventsProjection implements Projection {
     return !next.length || next[0].position.commit !== event.position.commit;
   }
 
-  /** Mirrors the member's unspent dated lots into webhook.lot_watch (a notice already sent stays sent). */
+  /** Mirrors the member's unspent dated lots into webhook.lot_watch. */
   private async watchLots(tx: PoolClient, tenant: string, memberId: string, f: Folded): Promise<void> {
     const byId = new Map(f.state.lots.filter((l) => l.expires_at && l.remaining_cents > 0).map((l) => [l.entry_id, l]));
     const lots = [...byId.values()];

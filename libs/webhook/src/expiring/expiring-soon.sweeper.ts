@@ -11,8 +11,8 @@ const MS_PER_DAY = 86_400_000;
  * `reward.expiring_soon` (decisions §8): once per lot, when its unspent points expire within the
  * programme's `expiry_warning_days` of the programme clock (so a sandbox test clock moves it at
  * once). Looks at webhook.lot_watch, the dated lots the event projection keeps; rows are claimed
- * with SKIP LOCKED and marked in the same transaction as their deliveries, so several replicas can
- * sweep together and a lot is announced once. Lots already past their expiry are left to the
+ * with SKIP LOCKED and recorded in webhook.lot_notices in the same transaction as their deliveries,
+ * so several replicas can sweep together and a lot is announced once. Lots already past their expiry are left to the
  * ledger's expiry (an "expiring soon" after the fact would mislead).
  */
 export class ExpiringSoonSweeper {
@@ -26,7 +26,7 @@ export class ExpiringSoonSweeper {
   ) {}
 
   async sweepAll(): Promise<number> {
-    const { rows } = await this.pool.query<{ tenant: string }>('select distinct tenant from webhook.lot_watch where notified_at is null');
+    const { rows } = await this.pool.query<{ tenant: string }>('select distinct tenant from webhook.lot_watch');
     let n = 0;
     for (const r of rows) n += await this.sweep(r.tenant);
     return n;
@@ -41,9 +41,10 @@ export class ExpiringSoonSweeper {
     for (;;) {
       const done = await inTransaction(this.pool, async (tx) => {
         const { rows } = await tx.query<{ member_id: string; lot_id: string; remaining_cents: string; expires_at: Date }>(
-          `select member_id, lot_id, remaining_cents, expires_at from webhook.lot_watch
-           where tenant = $1 and notified_at is null and remaining_cents > 0 and expires_at > $2 and expires_at <= $3
-           order by expires_at limit ${BATCH} for update skip locked`, [tenant, now, horizon]);
+          `select w.member_id, w.lot_id, w.remaining_cents, w.expires_at from webhook.lot_watch w
+           where w.tenant = $1 and w.remaining_cents > 0 and w.expires_at > $2 and w.expires_at <= $3
+             and not exists (select 1 from webhook.lot_notices n where n.tenant = w.tenant and n.member_id = w.member_id and n.lot_id = w.lot_id)
+           order by w.expires_at limit ${BATCH} for update of w skip locked`, [tenant, now, horizon]);
         if (!rows.length) return 0;
         const subscribers = (await this.endpoints.subscribers(tx, tenant)).filter((s) => s.events.includes('reward.expiring_soon'));
         const at = now.toISOString();
@@ -65,9 +66,9 @@ export class ExpiringSoonSweeper {
           }
         }
         await tx.query(
-          `update webhook.lot_watch w set notified_at = now()
-           from unnest($2::text[], $3::text[]) as t(member_id, lot_id)
-           where w.tenant = $1 and w.member_id = t.member_id and w.lot_id = t.lot_id`,
+          `insert into webhook.lot_notices (tenant, member_id, lot_id)
+           select $1, member_id, lot_id from unnest($2::text[], $3::text[]) as t(member_id, lot_id)
+           on conflict do nothing`,
           [tenant, rows.map((r) => r.member_id), rows.map((r) => r.lot_id)]);
         if (queued) this.onQueued();
         return rows.length;
