@@ -18,6 +18,9 @@ if ! (exec 3<>/dev/tcp/127.0.0.1/9092) 2>/dev/null; then
   started_kafka=1
 fi
 
+echo "== lint (module boundaries)"
+npm run lint --silent || exit 1
+
 echo "== build (type check)"
 npx tsc -p tsconfig.json --noEmit || exit 1
 npm run build --silent || exit 1

@@ -146,7 +146,10 @@ describe('gateway over HTTP (standalone)', () => {
       expect(r.status).toBe(200);
       expectProblem(await app.http('GET', '/v1/ping', { key: k.key }), 401, 'unauthenticated');
       expectProblem(await app.http('POST', '/v1/members', { key: k.key, body: { email: 'revoked@example.com' } }), 401, 'unauthenticated');
-      // revoking a rotated pair's new key leaves nothing working; unknown key ids are 404
+      // a revoked key cannot be brought back by rotating it
+      expectProblem(await app.admin('POST', `/admin/v1/keys/${k.id}/rotate`), 409, 'invalid-state');
+      expectProblem(await app.http('GET', '/v1/ping', { key: k.key }), 401, 'unauthenticated');
+      // unknown key ids are 404
       expectProblem(await app.admin('DELETE', '/admin/v1/keys/K-DOESNOTEXIST'), 404, 'not-found');
       expectProblem(await app.admin('POST', '/admin/v1/keys/K-DOESNOTEXIST/rotate'), 404, 'not-found');
     });

@@ -1,4 +1,6 @@
+import { Client } from 'pg';
 import { eventually } from '@loyalty/testing';
+import { rebuildProjections } from '@loyalty/rebuild';
 import { TestApp, startTestApp } from './testing/harness';
 
 /**
@@ -290,5 +292,43 @@ describe('referrals over HTTP (standalone)', () => {
     expect((await app.admin('POST', `/admin/v1/programs/${p.id}/test-clock/advance`, { seconds: 86_401 })).status).toBe(200);
     const later = await refer(p.testKey, advocate.referral_code, (await enrol(p.testKey)).id);
     expect(later.body.data.status).toBe('pending');
+  });
+
+  it('refers one friend once, whatever the concurrency: one 201, the rest 409', async () => {
+    const p = await programme();
+    const advocates = await Promise.all(Array.from({ length: 6 }, () => enrol(p.key)));
+    const friend = await enrol(p.key);
+    const results = await Promise.all(advocates.map((a) => refer(p.key, a.referral_code, friend.id)));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+  });
+
+  it('rebuilds its read models from the event store to the same rows', async () => {
+    const db = new Client({ connectionString: app.databaseUrl });
+    await db.connect();
+    try {
+      const tables = ['referral.codes', 'referral.paid_orders', 'referral.referrals'];
+      const snapshot = async () => {
+        const out: Record<string, string[]> = {};
+        for (const t of tables) out[t] = (await db.query<{ j: string }>(`select row_to_json(x)::text as j from ${t} x`)).rows.map((r) => r.j).sort();
+        return out;
+      };
+      // the runner has applied everything (its checkpoint is at the head)
+      await eventually(async () => {
+        const head = await db.query<{ c: string; p: string }>('select transaction_id::text as c, global_position::text as p from es.events order by transaction_id desc, global_position desc limit 1');
+        const cp = await db.query<{ c: string; p: string }>(`select commit_pos as c, prepare_pos as p from es.checkpoints where name = 'referral.read-models'`);
+        expect(cp.rows[0]).toEqual(head.rows[0]);
+      }, { timeoutMs: 15_000 });
+      const before = await snapshot();
+      expect(before['referral.referrals'].length).toBeGreaterThan(10);
+      expect(before['referral.referrals'].some((r) => r.includes('"rewarded"'))).toBe(true);
+      expect(before['referral.paid_orders'].length).toBeGreaterThan(3);
+      for (const t of tables) await db.query(`delete from ${t} where ctid in (select ctid from ${t} limit 2)`);
+      await db.query(`update referral.referrals set status = 'pending'`);
+      const results = await rebuildProjections({ databaseUrl: app.databaseUrl, names: ['referral.read-models'] });
+      expect(results.map((r) => r.name)).toEqual(['referral.read-models']);
+      expect(await snapshot()).toEqual(before);
+    } finally {
+      await db.end();
+    }
   });
 });

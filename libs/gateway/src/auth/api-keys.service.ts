@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Client, Pool } from 'pg';
-import { AppConfig, Mode, newId, notFound, randomBase62, tenantKey } from '@loyalty/platform';
+import { AppConfig, Mode, newId, notFound, problem, randomBase62, tenantKey } from '@loyalty/platform';
 import { APP_CONFIG, PG_POOL } from '../tokens';
 import { AuthContext, SCOPES, Scope } from '../http/request-context';
 
@@ -77,6 +77,10 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
   /** A new key with the same programme, mode and scopes; the old one keeps working for the grace period. */
   async rotate(keyId: string): Promise<IssuedKey & { old_key_expires_at: string }> {
     const old = await this.row(keyId);
+    // a revoked or lapsed key stays dead: rotation must not bring its access back
+    if (old.revoked_at || (old.expires_at && old.expires_at.getTime() <= Date.now())) {
+      throw problem('invalid-state', 'This key is revoked or expired; create a new key instead');
+    }
     const fresh = await this.issue(old.program_id, old.mode, old.scopes, old.name,
       { burst: old.rate_burst ?? undefined, per_second: old.rate_per_second ?? undefined });
     const { rows } = await this.pool.query<{ expires_at: Date }>(
