@@ -525,6 +525,9 @@ describe('gateway with a short rotation grace', () => {
     const old = await app.http('GET', '/v1/ping', { key: p.liveKey });
     expectProblem(old, 401, 'unauthenticated');
     expect((await app.http('GET', '/v1/ping', { key: r.body.data.key })).status).toBe(200);
+    // the lapsed key cannot be rotated back to life; the new one can be rotated
+    expectProblem(await app.admin('POST', `/admin/v1/keys/${p.liveKeyId}/rotate`), 409, 'invalid-state');
+    expect((await app.admin('POST', `/admin/v1/keys/${r.body.data.id}/rotate`)).status).toBe(201);
     // the sandbox key of the programme was not touched
     expect((await app.http('GET', '/v1/ping', { key: p.testKey })).status).toBe(200);
   });

@@ -203,6 +203,34 @@ describe('referrals over HTTP (standalone)', () => {
     expect((await ledger(p.key, advocate.id)).filter((e) => e.rule === 'referral')).toHaveLength(1);
   });
 
+  it('a reward that crosses a points tier upgrades the advocate at once; a manual rule credits under review', async () => {
+    const p = await programme({
+      rules: [{ id: 'ref', type: 'referral', amount_cents: 2_000, timing: 'immediate' }],
+      tiers: [{ name: 'Silver', level: 1, threshold_type: 'points', threshold_value: 2_000 }],
+    });
+    const advocate = await enrol(p.key);
+    const friend = await enrol(p.key);
+    const r = await refer(p.key, advocate.referral_code, friend.id);
+    await orderPaid(p.key, { order_ref: 'T-1', gross_cents: 100, email: friend.email });
+    await eventually(async () => expect((await referral(p.key, r.body.data.id)).status).toBe('rewarded'), { timeoutMs: 20_000, intervalMs: 50 });
+    const m = (await app.http('GET', `/v1/members/${advocate.id}`, { key: p.key })).body.data;
+    expect(m.tier).toMatchObject({ name: 'Silver', level: 1 });
+    // no friend_amount_cents: the friend gets nothing
+    expect((await ledger(p.key, friend.id)).filter((e) => e.rule === 'referral')).toEqual([]);
+
+    const q = await programme({ rules: [{ id: 'ref', type: 'referral', amount_cents: 700, timing: 'manual' }] });
+    const a2 = await enrol(q.key);
+    const f2 = await enrol(q.key);
+    const r2 = await refer(q.key, a2.referral_code, f2.id);
+    await orderPaid(q.key, { order_ref: 'M-1', gross_cents: 100, email: f2.email });
+    await eventually(async () => expect((await referral(q.key, r2.body.data.id)).status).toBe('rewarded'), { timeoutMs: 20_000, intervalMs: 50 });
+    const [entry] = (await ledger(q.key, a2.id)).filter((e) => e.rule === 'referral');
+    expect(entry).toMatchObject({ type: 'earn', status: 'under_review', amount_cents: 700 });
+    const approved = await app.admin('POST', `/admin/v1/ledger-entries/${entry.id}/approve`);
+    expect(approved.status).toBe(200);
+    expect((await app.http('GET', `/v1/members/${a2.id}`, { key: q.key })).body.data.balances.available_cents).toBe(700);
+  });
+
   it('holds a referral from the same normalised email; an approved one then qualifies; a repeat review is idempotent', async () => {
     const p = await programme();
     const advocate = await enrol(p.key, { email: 'john.doe+a@x.com' });

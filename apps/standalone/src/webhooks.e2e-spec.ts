@@ -4,6 +4,7 @@ import { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { eventually } from '@loyalty/testing';
 import { TestApp, startTestApp } from './testing/harness';
+import { startDistributed } from './testing/distributed';
 
 /** What the local receiver saw: one entry per request. */
 interface Received { path: string; headers: IncomingHttpHeaders; raw: string; body: { id: string; type: string; created_at: string; livemode: boolean; data: any } }
@@ -390,5 +391,41 @@ describe('webhooks over HTTP (standalone)', () => {
     expect(again.headers.get('idempotent-replay')).toBe('true');
     expect(again.body.data.id).toBe(first.body.data.id);
     expect((await app.http('GET', '/v1/webhook_endpoints', { key: testKey })).body.data).toHaveLength(1);
+  });
+});
+
+/** The same flow with the webhook service as its own process, the gateway talking to it over Kafka. */
+describe('webhooks in the distributed topology (separate processes over Kafka)', () => {
+  let app: TestApp;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    app = await startTestApp({}, await startDistributed());
+  }, 300_000);
+  afterAll(async () => {
+    await app?.close();
+    await receiver?.close();
+  });
+
+  it('registers an endpoint, delivers signed member events and answers the test call', async () => {
+    const { testKey, liveKey } = await app.createProgram();
+    const created = await app.http('POST', '/v1/webhook_endpoints', { key: testKey, body: { url: `${receiver.url}/ok/dist`, events: ['member.enrolled', 'balance.updated'] } });
+    expect(created.status).toBe(201);
+    const { id, secret } = created.body.data;
+    expect((await app.http('POST', '/v1/webhook_endpoints', { key: liveKey, body: { url: 'https://10.0.0.1/x', events: ['balance.updated'] } })).status).toBe(422);
+    const m = await app.http('POST', '/v1/members', { key: testKey, body: { email: `d-${randomUUID()}@example.com` } });
+    expect(m.status).toBe(201);
+    await app.http('POST', `/v1/members/${m.body.data.id}/adjust`, { key: testKey, body: { amount_cents: 300, reason_code: 'x' } });
+    const got = await eventually(() => {
+      const hits = receiver.seen.filter((r) => r.path === '/ok/dist');
+      expect(hits.map((h) => h.body.type).sort()).toEqual(['balance.updated', 'member.enrolled']);
+      return hits;
+    }, { timeoutMs: 20_000, intervalMs: 100 });
+    for (const h of got) expect(verify(secret, h)).toEqual(h.body);
+    const test = await app.http('POST', `/v1/webhook_endpoints/${id}/test`, { key: testKey });
+    expect(test.status).toBe(200);
+    expect(test.body.data).toMatchObject({ ok: true, status_code: 200 });
+    expect((await app.http('DELETE', `/v1/webhook_endpoints/${id}`, { key: testKey })).status).toBe(204);
   });
 });

@@ -4,7 +4,7 @@ import { PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import type { MemberState } from '@loyalty/contracts';
 import type { ReferralCreditReply, ReferralCreditRequest } from '@loyalty/contracts';
-import { MemberEvent, earningRefusal, expiresAtFor } from '@loyalty/domain-member';
+import { MemberEvent, decideTier, earningRefusal, expiresAtFor } from '@loyalty/domain-member';
 import { newId, problem } from '@loyalty/platform';
 import { MembersService } from './members/members.service';
 import { LedgerContext } from './ledger.context';
@@ -74,8 +74,8 @@ export class LedgerMessages {
   referralCredit(@Payload() p: ReferralCreditRequest) {
     return reply(async (): Promise<ReferralCreditReply> => {
       const at = await this.now(p.tenant);
-      const { expiry } = (await this.ctx.programs.forTenant(p.tenant)).settings;
-      const { result } = await this.members.decide(p.tenant, p.member_id, (s) => {
+      const { settings: { expiry }, tiers } = await this.ctx.programs.forTenant(p.tenant);
+      const { result, append } = await this.members.decide(p.tenant, p.member_id, (s) => {
         const done = s.causes.get(p.cause);
         if (done?.length) return { events: [], result: done[0] };
         if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: null };
@@ -89,6 +89,8 @@ export class LedgerMessages {
         } };
         return { events: [entry], result: id as string | null };
       });
+      // the credit counts as earned points: a points tier it crosses applies at once
+      if (append) await this.members.decide(p.tenant, p.member_id, (s) => ({ events: decideTier(s, tiers, at), result: null }));
       return { ledger_entry_id: result };
     });
   }

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
 import { CommandHandler, Decision, EventStore, RecordedEvent } from '@loyalty/event-store';
@@ -20,6 +21,7 @@ export interface SpendingSettings { rules: SpendingRules; voucherTtlSeconds: num
 /** What the redemption service's use cases share: injected once by the module. */
 export class SpendingContext {
   readonly projection = new RedemptionsProjection();
+  private readonly log = new Logger('SpendingContext');
 
   constructor(
     readonly config: AppConfig,
@@ -67,7 +69,8 @@ export class SpendingContext {
       });
       // the cached state is folded further by later commands: read it before anything else awaits
       const reply = view(out.state, out.result);
-      if (out.append) await this.project(streamId, appended);
+      // the events are stored: a failure to project them now is not the command's (the runner will)
+      if (out.append) await this.project(streamId, appended).catch((e: unknown) => this.log.warn(`read model update deferred to the runner: ${(e as Error).message}`));
       return reply;
     } catch (e) {
       throw toProblem(e);

@@ -1,6 +1,6 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { AppConfig, Mode, newId, notFound, problem, randomBase62, tenantKey } from '@loyalty/platform';
 import { APP_CONFIG, PG_POOL } from '../tokens';
 import { AuthContext, SCOPES, Scope } from '../http/request-context';
@@ -11,8 +11,6 @@ const DEFAULT_RATE = { burst: 50, perSecond: 10 };
 export interface IssuedKey { id: string; key: string; mode: Mode; scopes: Scope[]; name: string | null; created_at: string; rate_limit: { burst: number; per_second: number } }
 
 const hashKey = (key: string): Buffer => createHash('sha256').update(key).digest();
-/** PostgreSQL channel on which a revocation or rotation tells every gateway replica to drop its cached key rows. */
-const KEYS_CHANGED = 'gateway_api_keys_changed';
 
 type KeyRow = { id: string; prefix: string; program_id: string; mode: Mode; name: string | null; hash: Buffer; scopes: Scope[]; rate_burst: number | null; rate_per_second: number | null; created_at: Date; expires_at: Date | null; revoked_at: Date | null };
 
@@ -21,48 +19,8 @@ type KeyRow = { id: string; prefix: string; program_id: string; mode: Mode; name
  * constant time. The key itself is never stored or logged.
  */
 @Injectable()
-export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
-  private readonly cache = new Map<string, { at: number; rows: KeyRow[] }>();
-  /** The cache is used only while this replica listens for key changes, so a revocation anywhere takes effect at once. */
-  private listener: Client | null = null;
-  private listening = false;
-  /** Bumped on every key change, so a lookup that raced a revocation is not cached. */
-  private generation = 0;
-
+export class ApiKeysService {
   constructor(@Inject(PG_POOL) private readonly pool: Pool, @Inject(APP_CONFIG) private readonly config: AppConfig) {}
-
-  async onModuleInit(): Promise<void> {
-    const client = new Client({ connectionString: this.config.databaseUrl });
-    const stop = () => { this.listening = false; this.cache.clear(); };
-    client.on('error', stop);
-    client.on('end', stop);
-    client.on('notification', (n) => {
-      this.generation++;
-      if (n.payload) this.cache.delete(n.payload);
-      else this.cache.clear();
-    });
-    try {
-      await client.connect();
-      await client.query(`listen ${KEYS_CHANGED}`);
-      this.listener = client;
-      this.listening = true;
-    } catch {
-      stop(); // no listener: every verification reads the database
-      await client.end().catch(() => undefined);
-    }
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.listening = false;
-    await this.listener?.end().catch(() => undefined);
-    this.listener = null;
-  }
-
-  private async changed(prefix: string): Promise<void> {
-    this.generation++;
-    this.cache.delete(prefix);
-    await this.pool.query('select pg_notify($1, $2)', [KEYS_CHANGED, prefix]);
-  }
 
   async issue(programId: string, mode: Mode, scopes: Scope[] = SCOPES, name: string | null = null, rate?: { burst?: number; per_second?: number }): Promise<IssuedKey> {
     const key = `svc_${mode}_${randomBase62(32)}`;
@@ -86,14 +44,12 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     const { rows } = await this.pool.query<{ expires_at: Date }>(
       `update gateway.api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => $2)), rotated_to = $3
        where id = $1 returning expires_at`, [keyId, this.config.keyRotationGraceSeconds, fresh.id]);
-    await this.changed(old.prefix);
     return { ...fresh, old_key_expires_at: rows[0].expires_at.toISOString() };
   }
 
   async revoke(keyId: string): Promise<void> {
-    const row = await this.row(keyId);
+    await this.row(keyId);
     await this.pool.query('update gateway.api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1', [keyId]);
-    await this.changed(row.prefix);
   }
 
   async list(programId: string): Promise<unknown[]> {
@@ -122,15 +78,13 @@ export class ApiKeysService implements OnModuleInit, OnModuleDestroy {
     return null;
   }
 
+  /**
+   * Rows sharing the presented key's lookup prefix. Deliberately not cached: one indexed read per
+   * request is cheap, and it makes a revocation (or the end of a rotation's grace) take effect at
+   * once on every gateway replica, not after a cache lifetime.
+   */
   private async candidates(prefix: string): Promise<KeyRow[]> {
-    // A short cache keeps the hot path off the database. Revocation and rotation notify every
-    // replica, which drops the entry at once; without a working listener nothing is cached.
-    const hit = this.listening ? this.cache.get(prefix) : undefined;
-    if (hit && Date.now() - hit.at < 1000) return hit.rows;
-    const generation = this.generation;
     const { rows } = await this.pool.query<KeyRow>('select * from gateway.api_keys where prefix = $1', [prefix]);
-    if (this.listening && generation === this.generation) this.cache.set(prefix, { at: Date.now(), rows });
-    if (this.cache.size > 10_000) this.cache.clear();
     return rows;
   }
 

@@ -201,17 +201,17 @@ describe('webhook delivery (real PostgreSQL, local receiver)', () => {
         { type: 'MemberCreated', data: { member_id: memberId, state: 'registered', referral_code: 'ABCDEFGH', pii: { v: 1, kid: memberId, iv: '', tag: '', data: '' }, marketing_consent: false, accepted_terms_version: null, at } },
         { type: 'EntryRecorded', data: { id: newId('LE'), type: 'adjust', status: 'posted', amount_cents: 700, reason_code: 'x', rule: null, parent_entry_id: null, release_at: null, expires_at: null, created_at: at, order_ref: null, cause: 'c1' } },
       ];
-      await store.append(`member-${t}-${memberId}`, events.map((e) => ({ id: randomUUID(), ...e })), 'no_stream');
+      const appended = await store.append(`member-${t}-${memberId}`, events.map((e) => ({ id: randomUUID(), ...e })), 'no_stream');
       const projection = new WebhookEventsProjection(store, new EndpointsRepository(db.pool), new DeliveryQueue(db.pool), programInfoSource(new ProgramStore(db.pool)));
       const runner = new ProjectionRunner(store, db.pool, projection);
       await runner.start();
       const count = async () => (await db.pool.query<{ kind: string }>('select kind from webhook.deliveries where tenant = $1 order by seq', [t])).rows.map((r) => r.kind);
       try {
-        await runner.waitFor(await store.headPosition());
+        await runner.waitFor(appended.position, 20_000);
         expect(await count()).toEqual(['member.enrolled', 'ledger.entry.created', 'balance.updated']);
         projection.reset();
         await runner.rebuild();
-        await runner.waitFor(await store.headPosition());
+        await runner.waitFor(appended.position, 20_000);
         expect(await count()).toEqual(['member.enrolled', 'ledger.entry.created', 'balance.updated']);
       } finally {
         await runner.stop();
