@@ -313,7 +313,8 @@ describe('webhooks over HTTP (standalone)', () => {
     });
     expect(byType('redemption.confirmed')).toEqual([expect.objectContaining({ id: v1.body.data.id, status: 'used', order_ref: 'o-1' })]);
     expect(byType('redemption.voided')).toEqual([expect.objectContaining({ id: v2.body.data.id, status: 'restored' })]);
-    await eventually(() => expect(byType('balance.updated').some((d) => d.balances.available_cents === 4000)).toBe(true), { timeoutMs: 10_000 });
+    // one notice per balance change: adjust 5000, voucher 4000, voucher 3300, void 4000 (confirming a voucher moves no balance)
+    await eventually(() => expect(byType('balance.updated').map((d) => d.balances.available_cents)).toEqual([5000, 4000, 3300, 4000]), { timeoutMs: 10_000 });
     expect(byType('ledger.entry.created').map((d) => d.type).sort()).toEqual(['adjust', 'redeem', 'redeem', 'reverse']);
 
     // reservation: held (reserved rises), then confirmed (reserved falls and available falls in one append: one notice)
@@ -362,7 +363,8 @@ describe('webhooks over HTTP (standalone)', () => {
         { id: 'base', name: 'Base 10 %', type: 'base', earn_rate_pct: 10, timing: 'paid' },
         { id: 'ref', name: 'Refer a friend', type: 'referral', amount_cents: 1_000, min_order_cents: 5_000 },
       ],
-      tiers: [{ name: 'Silver', level: 1, threshold_type: 'points', threshold_value: 1_000, earn_multiplier: 1.5 }],
+      // the friend's order earns 2,000 points (Silver); the advocate's 1,000-point reward stays below the threshold
+      tiers: [{ name: 'Silver', level: 1, threshold_type: 'points', threshold_value: 1_500, earn_multiplier: 1.5 }],
     });
     const path = '/ok/tier-referral';
     await createEndpoint(p.testKey, path, ['tier.changed', 'referral.qualified']);
@@ -374,6 +376,13 @@ describe('webhooks over HTTP (standalone)', () => {
     const sent = await app.http('POST', '/v1/events', { key: p.testKey, body: { type: 'order.paid', order_ref: `o-${randomUUID()}`, gross_cents: 20_000, email: friendEmail } });
     expect(sent.status).toBe(202);
     await eventually(() => expect(seenAt(path).map((r) => r.body.type).sort()).toEqual(['referral.qualified', 'tier.changed']), { timeoutMs: 20_000, intervalMs: 100 });
+    // the advocate's reward lands after qualification: still no second tier change
+    await eventually(async () => {
+      const adv = await app.http('GET', `/v1/members/${advocate.body.data.id}`, { key: p.testKey });
+      expect(adv.body.data.balances.available_cents).toBe(1_000);
+    }, { timeoutMs: 20_000, intervalMs: 100 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(seenAt(path)).toHaveLength(2);
     const tier = seenAt(path).find((r) => r.body.type === 'tier.changed')!.body.data;
     expect(tier).toEqual({ member_id: friend.body.data.id, from: null, to: expect.objectContaining({ name: 'Silver', level: 1 }) });
     const qualified = seenAt(path).find((r) => r.body.type === 'referral.qualified')!.body.data;

@@ -35,5 +35,5 @@ export class WebhookMessages {
 
   /** Expiring-soon notices now (the admin plane calls it right after a sandbox test clock moves). */
   @MessagePattern(P.sweep)
-  sweep(@Payload() p: T) { return reply(async () => ({ queued: await this.sweeper.sweep(p.tenant) })); }
+  sweep(@Payload() p: T) { return reply(async () => ({ lots: await this.sweeper.sweep(p.tenant) })); }
 }

@@ -44,14 +44,14 @@ export const decideStateChange = (s: MemberAggregate, cmd: StateCommand, at: str
       return change('suspended');
     case 'reinstate':
       if (from !== 'suspended') throw new MemberRuleError('invalid-state', `member is ${from}, not suspended`);
-      return change(s.previous ?? 'registered');
+      return change(s.suspended_from ?? 'registered');
     case 'pause':
       if (from === 'paused') return [];
       if (from !== 'registered' && from !== 'active') throw new MemberRuleError('invalid-state', `cannot pause a ${from} member`);
       return change('paused');
     case 'resume':
       if (from !== 'paused') throw new MemberRuleError('invalid-state', `member is ${from}, not paused`);
-      return change(s.previous ?? 'registered');
+      return change(s.paused_from ?? 'registered');
     default: {
       const never: never = cmd;
       throw new Error(`unknown state command ${String(never)}`);

@@ -24,8 +24,10 @@ export interface MemberAggregate {
   exists: boolean;
   id: string;
   state: MemberState;
-  /** state before pause/suspend, for resume/reinstate */
-  previous: MemberState | null;
+  /** state before a pause, for resume */
+  paused_from: MemberState | null;
+  /** state before a suspension (may be `paused`), for reinstate */
+  suspended_from: MemberState | null;
   referral_code: string;
   pii: SealedPii | null;
   marketing_consent: boolean;
@@ -57,7 +59,7 @@ export interface MemberAggregate {
 }
 
 export const initialMemberState = (): MemberAggregate => ({
-  exists: false, id: '', state: 'prospect', previous: null, referral_code: '', pii: null, marketing_consent: false,
+  exists: false, id: '', state: 'prospect', paused_from: null, suspended_from: null, referral_code: '', pii: null, marketing_consent: false,
   accepted_terms_version: null, enrolled_at: null, created_at: '', last_activity_at: null, tier: null, tier_review_at: null, debt: 0,
   available: 0, pending: 0, reserved: 0, lifetime_earned: 0, lifetime_redeemed: 0,
   entries: new Map(), order: [], lots: [], causes: new Map(), orders: new Map(), activity: [],
@@ -196,8 +198,10 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       if (event.data.accepted_terms_version !== undefined) s.accepted_terms_version = event.data.accepted_terms_version;
       return s;
     case 'MemberStateChanged':
-      if (event.data.to === 'paused' || event.data.to === 'suspended') s.previous = s.previous ?? event.data.from;
-      else if (event.data.from === 'paused' || event.data.from === 'suspended') s.previous = null;
+      if (event.data.to === 'paused' && event.data.from !== 'suspended') s.paused_from = event.data.from;
+      if (event.data.to === 'suspended') s.suspended_from = event.data.from;
+      if (event.data.from === 'suspended') s.suspended_from = null;
+      if (event.data.from === 'paused' && event.data.to !== 'suspended') s.paused_from = null;
       s.state = event.data.to;
       return s;
     case 'EntryRecorded': {

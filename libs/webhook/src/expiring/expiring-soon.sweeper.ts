@@ -26,13 +26,17 @@ export class ExpiringSoonSweeper {
   ) {}
 
   async sweepAll(): Promise<number> {
-    const { rows } = await this.pool.query<{ tenant: string }>('select distinct tenant from webhook.lot_watch');
+    // only tenants someone listens to: a lot nobody was told about can still be announced to an endpoint added later
+    const { rows } = await this.pool.query<{ tenant: string }>(
+      `select distinct e.tenant from webhook.endpoints e
+       where e.status = 'active' and e.deleted_at is null and 'reward.expiring_soon' = any(e.events)
+         and exists (select 1 from webhook.lot_watch w where w.tenant = e.tenant)`);
     let n = 0;
     for (const r of rows) n += await this.sweep(r.tenant);
     return n;
   }
 
-  /** Notices queued for one tenant now. */
+  /** Announces the due lots of one tenant now; returns how many lots were announced. */
   async sweep(tenant: string): Promise<number> {
     const now = await this.now(tenant);
     const program = await this.program(tenant);
@@ -47,6 +51,7 @@ export class ExpiringSoonSweeper {
            order by w.expires_at limit ${BATCH} for update of w skip locked`, [tenant, now, horizon]);
         if (!rows.length) return 0;
         const subscribers = (await this.endpoints.subscribers(tx, tenant)).filter((s) => s.events.includes('reward.expiring_soon'));
+        if (!subscribers.length) return 0; // nobody to tell: the lots stay unannounced
         const at = now.toISOString();
         let queued = 0;
         for (const r of rows) {
