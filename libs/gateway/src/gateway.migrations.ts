@@ -47,4 +47,8 @@ export const GATEWAY_MIGRATIONS: Migration[] = [
       create index rejected_calls_program on gateway.rejected_calls (program_id, at);
     `,
   },
+  {
+    id: 'gateway-002',
+    sql: `create index if not exists idempotency_created_at on gateway.idempotency (created_at);`,
+  },
 ];

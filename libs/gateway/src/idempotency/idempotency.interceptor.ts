@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, OnModuleDestroy, OnModuleInit, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { createHash } from 'node:crypto';
@@ -43,8 +43,21 @@ type Row = { request_hash: string; state: string; response_status: number | null
  * failures are not remembered; records live 30 days.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, OnModuleDestroy {
+  private purgeTimer: NodeJS.Timeout | null = null;
   constructor(private readonly reflector: Reflector, @Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /** Records are kept 30 days; an hourly purge keeps the table from growing without bound. */
+  onModuleInit(): void {
+    const purge = () => void this.pool.query(`delete from gateway.idempotency where created_at < now() - ${RETENTION}`).catch(() => undefined);
+    purge();
+    this.purgeTimer = setInterval(purge, 3_600_000);
+    this.purgeTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (!this.reflector.getAllAndOverride<boolean>(IDEMPOTENT_KEY, [context.getHandler(), context.getClass()])) return next.handle();
