@@ -34,7 +34,9 @@ export class WebhookContext {
       leaseMs: Math.max(60_000, config.webhookTimeoutMs * 3),
       retrySchedule: config.webhookRetrySchedule,
       disableAfter: config.webhookDisableAfter,
-      breaker: DEFAULT_BREAKER,
+      // an open breaker half-opens after about the first retry step (5 s by default, 1-30 s), so
+      // pausing a dead receiver never postpones its retries (or its disabling) by much more
+      breaker: { ...DEFAULT_BREAKER, resetTimeoutMs: Math.min(30_000, Math.max(1_000, (config.webhookRetrySchedule[0] ?? 30) * 1000)) },
     });
     const info = programInfoSource(programs);
     const now = (tenant: string) => programs.now(tenant);

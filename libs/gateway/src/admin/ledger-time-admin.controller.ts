@@ -63,7 +63,7 @@ export class LedgerTimeAdminController {
     const tenant = tenantKey({ programId: pid, mode: 'test' });
     await this.bus.requestAs(tenant, PATTERNS.ledger.wipe, {});
     // services holding sandbox state in memory forget it (best effort: the rows are gone already)
-    await Promise.allSettled([this.bus.requestAs(tenant, PATTERNS.ingest.wipe, {})]);
+    await Promise.allSettled([PATTERNS.ingest.wipe, PATTERNS.referral.wipe, PATTERNS.redemption.wipe].map((p) => this.bus.requestAs(tenant, p, {})));
     return { data: { wiped: true, program_id: pid, mode: 'test' } };
   }
 }
