@@ -41,6 +41,9 @@ export class ProjectionRunner {
       // waiter for such an event's position would never be released.
       onEvents: (events) => this.applyBatch(events),
       onError: (e) => { this.lastError = e; },
+      // Small batches: a projection transaction that writes holds back pg_snapshot_xmin, hiding new
+      // appends from every subscriber until it commits (measured: 500 → p50 547 ms, 20 → 101 ms).
+      batchSize: 50,
     });
   }
 
