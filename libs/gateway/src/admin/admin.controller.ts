@@ -107,6 +107,7 @@ export class AdminController {
     const swept = await Promise.allSettled([
       this.bus.requestAs(tenant, PATTERNS.ledger.sweep, {}),
       this.bus.requestAs(tenant, PATTERNS.redemption.sweep, {}),
+      this.bus.requestAs(tenant, PATTERNS.webhook.sweep, {}),
     ]);
     return { data: { program_id: pid, mode: 'test', now: now.toISOString(), sweeps: swept.map((s) => s.status) } };
   }
