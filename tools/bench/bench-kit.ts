@@ -1,15 +1,42 @@
+import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import type { AppConfig } from '@loyalty/platform';
 
 /** Shared benchmark plumbing: a target (running URL or an in-process standalone app) and autocannon runs. */
-export interface Target { url: string; adminToken: string; close: () => Promise<void>; mode: string }
+export interface Target {
+  url: string; adminToken: string; close: () => Promise<void>; mode: string;
+  /** The database the target writes (standalone: its fresh database; otherwise BENCH_DATABASE_URL when given). */
+  databaseUrl?: string;
+  /** Standalone only: stops the app and starts it again on the same database and port (a cold process). */
+  restart?: () => Promise<void>;
+}
 
-export const target = async (): Promise<Target> => {
+/**
+ * BENCH_URL set: that running deployment. Otherwise a standalone app in this process on a fresh
+ * database (dropped by close()), with `overrides` applied to its configuration (e.g. backlogLimit).
+ */
+export const target = async (overrides: Partial<AppConfig> = {}): Promise<Target> => {
   if (process.env.BENCH_URL) {
-    return { url: process.env.BENCH_URL, adminToken: process.env.LOYALTY_ADMIN_TOKEN ?? '', close: async () => undefined, mode: process.env.BENCH_MODE ?? 'remote' };
+    return {
+      url: process.env.BENCH_URL, adminToken: process.env.LOYALTY_ADMIN_TOKEN ?? '', close: async () => undefined,
+      mode: process.env.BENCH_MODE ?? 'remote', databaseUrl: process.env.BENCH_DATABASE_URL || undefined,
+    };
   }
-  const { startTestApp } = await import('../../apps/standalone/src/testing/harness');
-  const app = await startTestApp();
-  return { url: app.url, adminToken: app.adminToken, close: () => app.close(), mode: 'standalone' };
+  const { freshDatabaseUrl } = await import('../../apps/standalone/src/testing/harness');
+  const { startStandalone } = await import('../../apps/standalone/src/start');
+  const db = await freshDatabaseUrl('bench');
+  const adminToken = `adm_${randomBytes(12).toString('hex')}`;
+  const config = { databaseUrl: db.url, adminToken, adminTokenGenerated: false, baseUrl: 'https://loyalty.test', ...overrides };
+  let started = await startStandalone({ ...config, port: 0 }, false);
+  const port = (started.app.getHttpServer().address() as { port: number }).port;
+  return {
+    url: started.url, adminToken, mode: 'standalone', databaseUrl: db.url,
+    close: async () => { await started.app.close(); await db.drop(); },
+    restart: async () => {
+      await started.app.close();
+      started = await startStandalone({ ...config, port }, false);
+    },
+  };
 };
 
 export const json = async (url: string, method: string, path: string, token: string, body?: unknown): Promise<any> => {

@@ -178,6 +178,17 @@ export class PostgresEventStore implements EventStore {
     return rows.length ? { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].global_position) } : START;
   }
 
+  /**
+   * The newest committed event, whether or not a subscriber can see it yet (transactions still
+   * running below it hold the watermark back): a read-your-writes target for a reader that must
+   * include every write already acknowledged, by any service.
+   */
+  async committedHead(): Promise<Position> {
+    const { rows } = await this.pool.query<{ transaction_id: string; global_position: string }>(
+      'select transaction_id, global_position from es.events order by transaction_id desc, global_position desc limit 1');
+    return rows.length ? { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].global_position) } : START;
+  }
+
   subscribe(options: SubscribeOptions): Subscription {
     let position = options.from;
     let stopped = false;

@@ -3,3 +3,4 @@ export * from './ops/ops.controller';
 export * from './ops/metrics';
 export * from './ops/readiness';
 export * from './service-process';
+export * from './crash-point';

@@ -46,7 +46,10 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   if (!config.kafkaBrokers?.length) throw new Error('KAFKA_BROKERS is required in distributed mode');
   const runtime = await openRuntime({ config, migrations: options.migrations });
   // 16 partitions per topic: one member (the key) stays ordered while 16 proceed at once
-  const bus = new KafkaBus(config.kafkaBrokers, `loyalty-${options.name}-${process.pid}`, ALL_PATTERNS, { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16) });
+  // LOYALTY_BUS_TIMEOUT_MS: how long a request waits for its reply before failing 503 'unavailable' (default 30 s)
+  const timeoutMs = process.env.LOYALTY_BUS_TIMEOUT_MS ? Number(process.env.LOYALTY_BUS_TIMEOUT_MS) : undefined;
+  if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) throw new Error(`LOYALTY_BUS_TIMEOUT_MS must be a positive integer, got ${process.env.LOYALTY_BUS_TIMEOUT_MS}`);
+  const bus = new KafkaBus(config.kafkaBrokers, `loyalty-${options.name}-${process.pid}`, ALL_PATTERNS, { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs });
   await bus.connect();
   const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, options.modules, options.withOps ?? true), {
     bodyParser: options.consumes, logger: ['log', 'warn', 'error'],

@@ -48,6 +48,8 @@ export type MemberEvent =
   | { type: 'VoucherIssued'; data: { redemption_id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; order_ref: string | null; expires_at: string | null; at: string } }
   | { type: 'VoucherUsed'; data: { redemption_id: string; order_ref: string; at: string } }
   | { type: 'VoucherRestored'; data: { redemption_id: string; reverse_entry_id: string; reason: 'voided' | 'expired' | 'erasure'; at: string } }
-  | { type: 'MemberErased'; data: { at: string } };
+  | { type: 'MemberErased'; data: { at: string } }
+  /** the retention job, after the programme's erasure grace (decisions §4): deleted → anonymised */
+  | { type: 'MemberAnonymised'; data: { at: string } };
 
 export type MemberEventType = MemberEvent['type'];

@@ -120,13 +120,20 @@ export const decideExpiries = (s: MemberAggregate, policy: ExpiryPolicy | null |
 /** Deep copy of a member state, so a multi-step decision can fold its own events without touching the caller's state. */
 export const cloneMember = (s: MemberAggregate): MemberAggregate => structuredClone(s);
 
-export interface SweepSettings { tiers: readonly Tier[]; expiry: ExpiryPolicy | null | undefined }
+export interface SweepSettings { tiers: readonly Tier[]; expiry: ExpiryPolicy | null | undefined; /** days between erasure and anonymisation (default 0) */ erasureGraceDays?: number }
+
+/** The retention job (decisions §4): an erased member becomes `anonymised` once the erasure grace has passed. */
+export const decideAnonymisation = (s: MemberAggregate, graceDays: number, now: string): MemberEvent[] =>
+  s.exists && s.state === 'deleted' && s.erased_at && ms(s.erased_at) + Math.max(0, graceDays) * 86_400_000 <= ms(now)
+    ? [{ type: 'MemberAnonymised', data: { at: now } }]
+    : [];
 
 /**
  * Everything due for one member at `now`, in order: releases, then expiries (a released lot that
  * is already past its date expires too), then the tier (whose metrics the first two do not move).
  */
 export const decideSweep = (s: MemberAggregate, settings: SweepSettings, now: string, newEntryId: () => string): MemberEvent[] => {
+  if (s.exists && s.state === 'deleted') return decideAnonymisation(s, settings.erasureGraceDays ?? 0, now);
   if (gone(s)) return [];
   const work = cloneMember(s);
   const out: MemberEvent[] = [];

@@ -56,6 +56,8 @@ export interface MemberAggregate {
   activity: Activity[];
   reservations: Map<string, Reservation>;
   vouchers: Map<string, Voucher>;
+  /** when the member was erased (DELETE); the retention job anonymises it after the programme's grace */
+  erased_at?: string | null;
 }
 
 export const initialMemberState = (): MemberAggregate => ({
@@ -325,6 +327,11 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
     case 'MemberErased':
       s.pii = null;
       s.state = 'deleted';
+      s.erased_at = event.data.at;
+      return s;
+    case 'MemberAnonymised':
+      s.pii = null;
+      s.state = 'anonymised';
       return s;
     default: {
       const never: never = event;

@@ -5,6 +5,7 @@ import {
 } from '@loyalty/domain-member';
 import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
 import { ProblemError, problem } from '@loyalty/platform';
+import { crashPoint } from '@loyalty/runtime';
 import { LedgerContext, memberStream, orderStream } from '../ledger.context';
 import { normaliseEmail, normalisePhone } from '../members/identity';
 import { MembersService } from '../members/members.service';
@@ -93,6 +94,7 @@ export class OrdersService {
         const memberId = order.member_id ?? (await this.matchCustomer(tenant, e, at));
         const plan = planOrderStep(order, e, program.settings, at);
         const effects = await this.applyToMember(req, e, { memberId, order, plan, program, at });
+        crashPoint('ledger.event.process:after-member-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
 
         const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids });
         try {
@@ -104,6 +106,7 @@ export class OrdersService {
           if (err instanceof StaleOrder || err instanceof WrongExpectedRevisionError) continue;
           throw err;
         }
+        crashPoint('ledger.event.process:after-order-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
         // tier metrics moved: upgrades apply at once (this order earned at the old rate); refunds may downgrade
         if (effects.changed) {
           await this.members.decide(tenant, memberId, (s) => ({ events: decideTier(s, program.tiers, at), result: null }));

@@ -3,7 +3,7 @@ import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
 import { parseMemberStream } from '../ledger.context';
 
-export type DueKind = 'release' | 'expire' | 'inactive' | 'tier';
+export type DueKind = 'release' | 'expire' | 'inactive' | 'tier' | 'anonymise';
 export interface DueItem { kind: DueKind; entry_id: string; due_at: string }
 
 /**
@@ -13,6 +13,8 @@ export interface DueItem { kind: DueKind; entry_id: string; due_at: string }
  * and the tier review. Nothing for an erased member.
  */
 export const dueItemsOf = (s: MemberAggregate): DueItem[] => {
+  // an erased member: only its anonymisation (the programme's erasure grace is added by the sweep)
+  if (s.exists && s.state === 'deleted' && s.erased_at) return [{ kind: 'anonymise', entry_id: '', due_at: s.erased_at }];
   if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') return [];
   const items: DueItem[] = [];
   for (const id of s.order) {

@@ -107,13 +107,31 @@ describe('sweeps (PostgreSQL)', () => {
     expect(await a.dueTenants()).not.toContain(live);
   });
 
-  it('an erased member has nothing due', async () => {
+  it('an erased member has only its anonymisation due (grace 0 days), then nothing', async () => {
     const p = await programs.create({ program_name: 'R', currency_name: 'pts', settings: { expiry: { policy: 'fixed_days', days: 5 } } });
     const at = (await programs.now(p.id)).toISOString();
     const { member } = await members.enrol(p.id, { email: 'gone@example.com' }, at);
     await members.adjust(p.id, member.id, { amount_cents: 10, reason_code: 'seed' }, at);
     expect((await due(p.id)).length).toBe(2);
     await members.erase(p.id, member.id, at);
+    expect(await due(p.id)).toEqual([{ member_id: member.id, kind: 'anonymise' }]);
+    expect(await a.dueTenants()).toContain(p.id);
+    expect(await a.sweepTenant(p.id, true)).toMatchObject({ members: 1 });
+    expect((await members.get(p.id, member.id)).state).toBe('anonymised');
     expect(await due(p.id)).toEqual([]);
+  });
+
+  it('an erasure grace of some days keeps the member deleted until it has passed', async () => {
+    const p = await programs.create({ program_name: 'G', currency_name: 'pts', settings: { erasure_grace_days: 3 } });
+    const at = (await programs.now(`${p.id}_test`)).toISOString();
+    const { member } = await members.enrol(`${p.id}_test`, { email: 'grace@example.com' }, at);
+    await members.erase(`${p.id}_test`, member.id, at);
+    expect(await a.dueTenants()).not.toContain(`${p.id}_test`);
+    await a.sweepTenant(`${p.id}_test`, true);
+    expect((await members.get(`${p.id}_test`, member.id)).state).toBe('deleted');
+    await programs.advanceTestClock(p.id, 3 * DAY);
+    expect(await a.dueTenants()).toContain(`${p.id}_test`);
+    await a.sweepTenant(`${p.id}_test`, true);
+    expect((await members.get(`${p.id}_test`, member.id)).state).toBe('anonymised');
   });
 });

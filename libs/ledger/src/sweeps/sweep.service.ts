@@ -56,6 +56,7 @@ export class SweepService {
     const program = await this.ctx.programs.forTenant(tenant);
     const now = (await this.ctx.programs.now(tenant)).toISOString();
     const days = inactivityDays(program.settings.expiry);
+    const grace = typeof program.settings.erasure_grace_days === 'number' && program.settings.erasure_grace_days > 0 ? Math.floor(program.settings.erasure_grace_days) : 0;
     const report: SweepReport = { tenant, now, members: 0, released: 0, expired: 0, tier_changes: 0, failures: 0 };
     let after = '';
     let last: Position | null = null;
@@ -64,16 +65,17 @@ export class SweepService {
       const { rows } = await this.ctx.pool.query<{ member_id: string }>(
         `select member_id from ledger.due_items
          where tenant = $1 and member_id > $4
-           and ((kind <> 'inactive' and due_at <= $2::timestamptz)
-             or (kind = 'inactive' and $3::int is not null and due_at <= $2::timestamptz - make_interval(days => $3::int)))
+           and ((kind not in ('inactive', 'anonymise') and due_at <= $2::timestamptz)
+             or (kind = 'inactive' and $3::int is not null and due_at <= $2::timestamptz - make_interval(days => $3::int))
+             or (kind = 'anonymise' and due_at <= $2::timestamptz - make_interval(days => $5::int)))
          group by member_id order by member_id limit 200`,
-        [tenant, now, days, after]);
+        [tenant, now, days, after, grace]);
       if (!rows.length) break;
       after = rows[rows.length - 1].member_id;
       for (const { member_id } of rows) {
         try {
           const out = await this.ctx.handler.handle(memberStream(tenant, member_id), memberEvolver, (s) => {
-            const events = decideSweep(s, { tiers: program.tiers, expiry: program.settings.expiry }, now, () => newId('LE'));
+            const events = decideSweep(s, { tiers: program.tiers, expiry: program.settings.expiry, erasureGraceDays: grace }, now, () => newId('LE'));
             return { events, result: events };
           });
           if (out.append && (!last || comparePositions(out.append.position, last) > 0)) last = out.append.position;
@@ -106,10 +108,10 @@ export class SweepService {
    */
   async dueTenants(): Promise<string[]> {
     const { rows } = await this.ctx.pool.query<{ tenant: string }>(
-      `select distinct tenant from ledger.due_items where due_at <= now() and kind <> 'inactive'
+      `select distinct tenant from ledger.due_items where due_at <= now() and kind not in ('inactive', 'anonymise')
        union
        select c.program_id || '_test' from program.test_clocks c
-        where exists (select 1 from ledger.due_items d where d.tenant = c.program_id || '_test' and d.kind <> 'inactive'
+        where exists (select 1 from ledger.due_items d where d.tenant = c.program_id || '_test' and d.kind not in ('inactive', 'anonymise')
                         and d.due_at <= now() + c.offset_ms * interval '1 millisecond')
        union
        select t.tenant from program.programs p
@@ -118,7 +120,14 @@ export class SweepService {
         where p.settings->'expiry'->>'policy' = 'inactivity' and (p.settings->'expiry'->>'days') ~ '^[0-9]{1,6}$'
           and exists (select 1 from ledger.due_items d where d.tenant = t.tenant and d.kind = 'inactive'
                         and d.due_at <= now() + t.offset_ms * interval '1 millisecond'
-                                        - case when (p.settings->'expiry'->>'days') ~ '^[0-9]{1,6}$' then (p.settings->'expiry'->>'days')::int else 0 end * interval '1 day')`);
+                                        - case when (p.settings->'expiry'->>'days') ~ '^[0-9]{1,6}$' then (p.settings->'expiry'->>'days')::int else 0 end * interval '1 day')
+       union
+       select t.tenant from program.programs p
+        left join program.test_clocks c on c.program_id = p.id
+        cross join lateral (values (p.id, 0::bigint), (p.id || '_test', coalesce(c.offset_ms, 0))) as t(tenant, offset_ms)
+        where exists (select 1 from ledger.due_items d where d.tenant = t.tenant and d.kind = 'anonymise'
+                        and d.due_at <= now() + t.offset_ms * interval '1 millisecond'
+                                        - case when (p.settings->>'erasure_grace_days') ~ '^[0-9]{1,6}$' then (p.settings->>'erasure_grace_days')::int else 0 end * interval '1 day')`);
     return rows.map((r) => r.tenant);
   }
 }

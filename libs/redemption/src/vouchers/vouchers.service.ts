@@ -2,6 +2,7 @@ import {
   MemberAggregate, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
 } from '@loyalty/domain-member';
 import { newId, newVoucherCode, notFound, problem } from '@loyalty/platform';
+import { crashPoint } from '@loyalty/runtime';
 import { RedemptionView, redemptionView } from '../redemption.views';
 import { SpendingContext } from '../spending.context';
 
@@ -44,6 +45,7 @@ export class VouchersService {
         result: redemptionId,
       };
     }, (s, id) => {
+      crashPoint('redemption.create:after-append'); // test-only hook (after the append, before the read model and the reply), inert unless LOYALTY_CRASH_POINT names it
       const v = s.vouchers.get(id)!;
       if (id === redemptionId) return { view: redemptionView(v, memberId), replay: false };
       const original = asCreated(s, v, memberId);

@@ -138,6 +138,7 @@ export const mapMemberEvent = (
     case 'ReservationConfirmed':
     case 'ReservationReleased':
     case 'MemberErased':
+    case 'MemberAnonymised':
       return [];
     default: {
       const never: never = e;
