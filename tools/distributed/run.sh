@@ -51,14 +51,6 @@ stop() {
   if [ -e "$state/kafka.started" ]; then bash tools/kafka/stop.sh >/dev/null 2>&1 || true; rm -f "$state/kafka.started"; fi
 }
 
-wait_http() { # url timeout_s
-  for _ in $(seq 1 $(( $2 * 5 ))); do
-    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
-    sleep 0.2
-  done
-  return 1
-}
-
 main_of() { echo "dist/apps/$1/src/main.js"; }
 
 # start_app <app> <port>: starts it in the background (log appended), records pid and port
@@ -70,13 +62,19 @@ start_app() {
   echo "$port" > "$state/$app.port"
 }
 
-# wait_ready <app>: its /readyz answers 200, and it is still the process we started
+# wait_ready <app>: its /readyz answers 200 (within 120 s) from the process we started; fails at
+# once when that process exits (e.g. EADDRINUSE), rather than trusting whoever answers on its port
 wait_ready() {
   local app=$1 port
   port=$(cat "$state/$app.port")
-  if ! wait_http "http://127.0.0.1:$port/readyz" 120 || ! alive "$app"; then
-    echo "$app did not become ready:"; tail -40 "$state/$app.log"; return 1
-  fi
+  for _ in $(seq 1 600); do
+    if ! alive "$app"; then echo "$app exited during startup:"; tail -40 "$state/$app.log"; return 1; fi
+    if curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null; then
+      alive "$app" && return 0
+    fi
+    sleep 0.2
+  done
+  echo "$app did not become ready in 120 s:"; tail -40 "$state/$app.log"; return 1
 }
 
 start() {

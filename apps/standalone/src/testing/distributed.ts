@@ -1,5 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -72,6 +73,26 @@ const lockTopology = async (timeoutMs = 900_000): Promise<() => void> => {
   return () => child.stdin?.end();
 };
 
+/**
+ * A gateway port followed by five free service ports, below Linux's ephemeral range (32768…): a
+ * port in that range can be taken by any outgoing connection while a test restarts the process
+ * that listens on it (EADDRINUSE).
+ */
+const freePortBlock = async (): Promise<number> => {
+  const free = (port: number) => new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
+  });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 21_000 + Math.floor(Math.random() * 1_100) * 10;
+    let ok = true;
+    for (let p = base; p < base + 6 && ok; p++) ok = await free(p);
+    if (ok) return base;
+  }
+  throw new Error('no block of 6 free ports found between 21000 and 32000');
+};
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -124,12 +145,12 @@ export const startDistributed = async (options: DistributedOptions = {}): Promis
     db = await freshDatabaseUrl('dist');
     const state = mkdtempSync(join(tmpdir(), 'loyalty-dist-'));
     writeFileSync(join(state, 'owner'), String(process.pid));
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePortBlock();
     const adminToken = `adm_dist_${port}`;
     env = {
       ...process.env, DATABASE_URL: db.url, PORT: String(port), LOYALTY_ADMIN_TOKEN: adminToken, DIST_STATE_DIR: state, SKIP_BUILD: '1',
-      // the services' health ports: away from the gateway's range and from the defaults (3101…)
-      DIST_PORT_BASE: String(40000 + Math.floor(Math.random() * 2000) * 10),
+      // the services' health ports: right after the gateway's
+      DIST_PORT_BASE: String(port + 1),
       KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092', LOYALTY_BASE_URL: 'https://loyalty.test',
       ...options.env,
     };
