@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
 import { MemberView, PATTERNS, ReferralEvent, referralStreamId } from '@loyalty/contracts';
-import { CommandHandler, EventStore, ProjectionRunner } from '@loyalty/event-store';
+import { CommandHandler, EventStore, Position, ProjectionRunner } from '@loyalty/event-store';
 import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, inTransaction, notFound, problem } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
@@ -83,7 +83,11 @@ export class ReferralContext {
   /** Waits until the read models have applied every event committed so far (orders and codes of other services). */
   async settleHead(): Promise<void> {
     if (!this.runner) return;
-    (this.store as { poke?: () => void }).poke?.();
-    await this.runner.waitFor(await this.store.headPosition());
+    // PostgreSQL: the newest committed event, even one above the subscribers' watermark (an order
+    // the ledger just completed while another transaction is open must count)
+    const store = this.store as EventStore & { committedHead?: () => Promise<Position>; poke?: () => void };
+    const head = store.committedHead ? await store.committedHead() : await store.headPosition();
+    store.poke?.();
+    await this.runner.waitFor(head);
   }
 }
