@@ -93,12 +93,17 @@ const freePortBlock = async (): Promise<number> => {
   throw new Error('no block of 6 free ports found between 21000 and 32000');
 };
 
+/** Running (a zombie waiting for its reaper counts as dead). */
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc: trust kill(0)
   }
 };
 
