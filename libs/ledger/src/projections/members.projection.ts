@@ -1,7 +1,7 @@
 import { PoolClient } from 'pg';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
-import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
 import { parseMemberStream } from '../ledger.context';
+import { MemberFold } from './member-fold';
 import { PiiVault } from '../pii/pii.vault';
 
 /**
@@ -13,24 +13,16 @@ export class MembersProjection implements Projection {
   readonly name = 'ledger.members';
   readonly filter = { streamPrefixes: ['member-'] };
   readonly tables = ['ledger.members'];
-  private readonly cache = new Map<string, { revision: bigint; state: MemberAggregate }>();
+  private readonly fold: MemberFold;
 
-  constructor(private readonly store: EventStore, private readonly vault: PiiVault) {}
+  constructor(store: EventStore, private readonly vault: PiiVault) {
+    this.fold = new MemberFold(store);
+  }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStream(event.streamId);
     if (!ids) return;
-    let cached = this.cache.get(event.streamId);
-    if (!cached || cached.revision !== event.revision - 1n) {
-      // cold or out of step: fold the stream up to the event before this one
-      let state = memberEvolver.initialState();
-      const before = event.revision > 0n ? await this.store.readStream(event.streamId, 0n, Number(event.revision)) : [];
-      for (const e of before) state = memberEvolver.evolve(state, { type: e.type, data: e.data } as MemberEvent);
-      cached = { revision: event.revision - 1n, state };
-    }
-    const state = memberEvolver.evolve(cached.state, { type: event.type, data: event.data } as MemberEvent);
-    this.cache.set(event.streamId, { revision: event.revision, state });
-    if (this.cache.size > 20_000) this.cache.delete(this.cache.keys().next().value!);
+    const { state } = await this.fold.advance(event);
     if (!state.exists) return;
     const pii = await this.vault.open(ids.tenant, ids.memberId, state.pii);
     await tx.query(
@@ -45,5 +37,5 @@ export class MembersProjection implements Projection {
         state.lifetime_earned, state.lifetime_redeemed, event.revision.toString(), state.created_at]);
   }
 
-  reset(): void { this.cache.clear(); }
+  reset(): void { this.fold.reset(); }
 }

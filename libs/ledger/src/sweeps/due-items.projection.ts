@@ -1,6 +1,7 @@
 import { PoolClient } from 'pg';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
-import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
+import { MemberAggregate } from '@loyalty/domain-member';
+import { MemberFold } from '../projections/member-fold';
 import { parseMemberStream } from '../ledger.context';
 
 export type DueKind = 'release' | 'expire' | 'inactive' | 'tier' | 'anonymise';
@@ -45,25 +46,23 @@ export class DueItemsProjection implements Projection {
   readonly name = 'ledger.due_items';
   readonly filter = { streamPrefixes: ['member-'] };
   readonly tables = ['ledger.due_items'];
-  private readonly cache = new Map<string, { revision: bigint; state: MemberAggregate; written: string | null }>();
+  private readonly fold: MemberFold;
+  /** the due set last written per stream, so unchanged sets cost no SQL */
+  private readonly written = new Map<string, string>();
 
-  constructor(private readonly store: EventStore) {}
+  constructor(store: EventStore) {
+    this.fold = new MemberFold(store);
+  }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStream(event.streamId);
     if (!ids) return;
-    let cached = this.cache.get(event.streamId);
-    if (!cached || cached.revision !== event.revision - 1n) {
-      // cold or out of step (a restart, a rebuild): fold up to the event before, and write unconditionally
-      let state = memberEvolver.initialState();
-      const before = event.revision > 0n ? await this.store.readStream(event.streamId, 0n, Number(event.revision)) : [];
-      for (const e of before) state = memberEvolver.evolve(state, { type: e.type, data: e.data } as MemberEvent);
-      cached = { revision: event.revision - 1n, state, written: null };
-    }
-    const state = memberEvolver.evolve(cached.state, { type: event.type, data: event.data } as MemberEvent);
+    const { state, cold } = await this.fold.advance(event);
+    // a cold fold (restart, rebuild) writes unconditionally
+    if (cold) this.written.delete(event.streamId);
     const items = dueItemsOf(state);
     const sig = signature(items);
-    if (sig !== cached.written) {
+    if (sig !== this.written.get(event.streamId)) {
       await tx.query('delete from ledger.due_items where tenant = $1 and member_id = $2', [ids.tenant, ids.memberId]);
       if (items.length) {
         await tx.query(
@@ -73,9 +72,10 @@ export class DueItemsProjection implements Projection {
           [ids.tenant, ids.memberId, items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at)]);
       }
     }
-    this.cache.set(event.streamId, { revision: event.revision, state, written: sig });
-    if (this.cache.size > 20_000) this.cache.delete(this.cache.keys().next().value!);
+    this.written.delete(event.streamId);
+    this.written.set(event.streamId, sig);
+    if (this.written.size > 20_000) this.written.delete(this.written.keys().next().value!);
   }
 
-  reset(): void { this.cache.clear(); }
+  reset(): void { this.fold.reset(); this.written.clear(); }
 }

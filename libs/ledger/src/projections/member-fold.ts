@@ -1,0 +1,32 @@
+import { EventStore, RecordedEvent } from '@loyalty/event-store';
+import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
+
+/**
+ * A projection's private fold of member aggregates, cached per stream by revision: the state after
+ * each event costs one evolve, and a cold or out-of-step stream is read up to the event before.
+ * One instance per projection (evolve mutates the state it is given).
+ */
+export class MemberFold {
+  private readonly cache = new Map<string, { revision: bigint; state: MemberAggregate }>();
+
+  constructor(private readonly store: EventStore, private readonly maxStreams = 20_000) {}
+
+  /** The member's state after `event`; `cold` when it had to be rebuilt from the stream. */
+  async advance(event: RecordedEvent): Promise<{ state: MemberAggregate; cold: boolean }> {
+    let cached = this.cache.get(event.streamId);
+    const cold = !cached || cached.revision !== event.revision - 1n;
+    if (!cached || cold) {
+      let state = memberEvolver.initialState();
+      const before = event.revision > 0n ? await this.store.readStream(event.streamId, 0n, Number(event.revision)) : [];
+      for (const e of before) state = memberEvolver.evolve(state, { type: e.type, data: e.data } as MemberEvent);
+      cached = { revision: event.revision - 1n, state };
+    }
+    const state = memberEvolver.evolve(cached.state, { type: event.type, data: event.data } as MemberEvent);
+    this.cache.delete(event.streamId);
+    this.cache.set(event.streamId, { revision: event.revision, state });
+    if (this.cache.size > this.maxStreams) this.cache.delete(this.cache.keys().next().value!);
+    return { state, cold };
+  }
+
+  reset(): void { this.cache.clear(); }
+}
