@@ -1,6 +1,11 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { Client } from 'pg';
+import type { Tier } from '@loyalty/contracts';
+import { MemberAggregate, MemberEvent, decideTier, memberEvolver, orderEarnRecorded } from '@loyalty/domain-member';
+import { dueItemsOf } from '@loyalty/ledger';
 import { Target, benchProgram, json, target } from './bench-kit';
 import { Customer, benchProgramBody, programLabel, connect, enrolMembers, env, fmt, liveTenant, log, now, orderPaid, postEvents, quantile, sleep, table, waitDrained } from './ingest';
 
@@ -17,12 +22,67 @@ import { Customer, benchProgramBody, programLabel, connect, enrolMembers, env, f
  * Cold (standalone only): the app is restarted on the same database (a fresh process state: no
  * cached aggregates or projection state; the JIT stays warm) and the first event of each member is
  * timed, BENCH_COLD_RUNS (3) times.
+ * BENCH_PROFILE=<path prefix> also writes a CPU profile of BENCH_RUNS events of each member alone.
+ * Last, the pure per-event functions that walk the whole member state are timed in memory on
+ * aggregates of BENCH_SMALL and BENCH_LARGE earn entries (no I/O), to attribute any growth.
  *
  *   tools/bench/run.sh ledger-cost               # standalone
  *   BENCH_TIERS=1 tools/bench/run.sh ledger-cost # with two spend tiers on a rolling 365-day window
  */
 
 interface Sample { e2e: number; server: number }
+
+/** A member aggregate with `n` posted earns from `n` orders (as order.paid under a base rule writes them). */
+const aggregateWith = (n: number, expires: boolean): MemberAggregate => {
+  let s = memberEvolver.initialState();
+  const ev = (e: MemberEvent) => { s = memberEvolver.evolve(s, e); };
+  ev({ type: 'MemberCreated', data: { member_id: 'M-BENCH', state: 'registered', referral_code: 'BENCH', pii: null as never, marketing_consent: false, accepted_terms_version: null, at: '2025-01-01T00:00:00.000Z' } });
+  const t0 = Date.parse('2025-01-01T00:00:00.000Z');
+  for (let i = 0; i < n; i++) {
+    const at = new Date(t0 + i * 60_000).toISOString();
+    ev({ type: 'EntryRecorded', data: {
+      id: `LE-${i}`, type: 'earn', status: 'posted', amount_cents: 100, reason_code: 'order', rule: 'R-base', parent_entry_id: null, release_at: null,
+      expires_at: expires ? new Date(t0 + i * 60_000 + 365 * 86_400_000).toISOString() : null, created_at: at, order_ref: `O-${i}`, cause: `earn:O-${i}:R-base`,
+    } });
+    ev({ type: 'OrderActivityRecorded', data: { at, spend_cents: 10_000, orders: 1, cause: `activity:O-${i}:earn` } } as MemberEvent);
+  }
+  return s;
+};
+
+/** Median ms of `fn` over `reps` calls (after one warm-up call). */
+const timeIt = (fn: () => unknown, reps: number): number => {
+  fn();
+  const xs: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = now();
+    fn();
+    xs.push(now() - t0);
+  }
+  return quantile(xs, 0.5);
+};
+
+const pureCosts = (small: number, large: number): void => {
+  const tier = (window: Tier['window']): Tier[] => [{
+    name: 'Silver', level: 1, threshold_type: 'spend', threshold_value: 5_000_000, criteria: [], criteria_mode: 'all', window, window_days: null, earn_multiplier: 1.25, benefits: {},
+  }];
+  const at = '2026-01-01T00:00:00.000Z';
+  const rows: (string | number)[][] = [];
+  const states = [small, large].map((n) => [aggregateWith(n, false), aggregateWith(n, true)] as const);
+  const fns: [string, (s: MemberAggregate) => unknown, 0 | 1][] = [
+    ['dueItemsOf (ledger.due_items projection, every member event)', (s) => dueItemsOf(s), 0],
+    ['dueItemsOf, points with an expiry date', (s) => dueItemsOf(s), 1],
+    ['orderEarnRecorded, new order (twice per order event)', (s) => orderEarnRecorded(s, 'O-new'), 0],
+    ['decideTier, no tiers (once per order event)', (s) => decideTier(s, [], at), 0],
+    ['decideTier, 1 lifetime tier', (s) => decideTier(s, tier('lifetime'), at), 0],
+    ['decideTier, 1 rolling_365 tier', (s) => decideTier(s, tier('rolling_365'), at), 0],
+  ];
+  for (const [name, fn, variant] of fns) {
+    const ms = states.map(([plain, dated]) => timeIt(() => fn(variant ? dated : plain), 30));
+    rows.push([name, fmt(ms[0], 3), fmt(ms[1], 3), ms[0] >= 0.0005 ? fmt(ms[1] / ms[0], 0) : '—']);
+  }
+  table(`Pure functions that walk the whole member state (in memory, median ms per call; ${small} vs ${large} earn entries)`,
+    ['function', `${small} entries`, `${large} entries`, 'ratio'], rows);
+};
 
 const waitEvent = async (t: Target, key: string, db: Client | null, tenant: string, id: string, pollMs: number): Promise<{ received_at: string; processed_at: string; status: string; error: string | null }> => {
   for (let i = 0; ; i++) {
@@ -104,6 +164,23 @@ const main = async (): Promise<void> => {
       warm[1].push(await oneEvent(t, key, db, tenant, ev(L), pollMs));
     }
 
+    // BENCH_PROFILE=<prefix> (standalone: the app runs in this process): CPU profiles of BENCH_RUNS events
+    // of each member alone, written to <prefix>-small.cpuprofile and <prefix>-large.cpuprofile (Chrome DevTools)
+    if (process.env.BENCH_PROFILE) {
+      const session = new Session();
+      session.connect();
+      const post = (method: string, params: object = {}) => new Promise<any>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+      await post('Profiler.enable');
+      for (const [name, c] of [['small', S], ['large', L]] as const) {
+        await post('Profiler.start');
+        for (let i = 0; i < runs; i++) await oneEvent(t, key, db, tenant, ev(c), pollMs);
+        const { profile } = await post('Profiler.stop');
+        writeFileSync(`${process.env.BENCH_PROFILE}-${name}.cpuprofile`, JSON.stringify(profile));
+        log(`wrote ${process.env.BENCH_PROFILE}-${name}.cpuprofile`);
+      }
+      session.disconnect();
+    }
+
     // cold: restart the process, first event of one member
     const cold: [Sample[], Sample[]] = [[], []];
     if (t.restart) {
@@ -138,6 +215,7 @@ const main = async (): Promise<void> => {
     }
     table(`Ratio large ÷ small (${counts[1]} vs ${counts[0]} prior entries)`, ['figure', 'ratio'], ratioRows);
     process.stdout.write(`\nentries after the run: small ${after[0]}, large ${after[1]}\n`);
+    pureCosts(small, large);
   } finally {
     await db?.end();
     await t.close();
