@@ -5,3 +5,4 @@ export * from './member.spending';
 export * from './member.tiers';
 export * from './member.expiry';
 export * from './member.earning';
+export * from './member.views';

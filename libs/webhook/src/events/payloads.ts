@@ -1,5 +1,5 @@
-import type { Balances, ExpiryPolicy, LedgerEntryView, MemberState, MemberTier, WebhookEventKind } from '@loyalty/contracts';
-import { Entry, MemberAggregate, MemberEvent, Voucher, balancesOf, expiringWithinDays } from '@loyalty/domain-member';
+import type { Balances, ExpiryPolicy, LedgerEntryView, MemberTier, WebhookEventKind } from '@loyalty/contracts';
+import { Entry, MemberAggregate, MemberEvent, MemberSummary, Voucher, entryViewOf, memberSummaryOf } from '@loyalty/domain-member';
 
 /**
  * What a webhook's `data` carries (decisions §8): the affected resource in its public API shape.
@@ -7,18 +7,7 @@ import { Entry, MemberAggregate, MemberEvent, Voucher, balancesOf, expiringWithi
  * ledger's vault (crypto-shredding), which this service does not hold; receivers fetch
  * GET /v1/members/{id} when they need them.
  */
-export interface MemberSummary {
-  id: string;
-  state: MemberState;
-  referral_code: string;
-  tier: MemberTier | null;
-  balances: Balances;
-  expiring_30d_cents: number;
-  enrolled_at: string | null;
-  marketing_consent: boolean;
-  accepted_terms_version: string | null;
-  created_at: string;
-}
+export type { MemberSummary };
 
 export interface RedemptionPayload {
   id: string;
@@ -35,32 +24,10 @@ export interface RedemptionPayload {
 
 export interface ProgramInfo { currency: string; expiry: ExpiryPolicy | null; expiryWarningDays: number }
 
-export const memberSummary = (s: MemberAggregate, now: string, expiry: ExpiryPolicy | null): MemberSummary => ({
-  id: s.id,
-  state: s.state,
-  referral_code: s.referral_code,
-  tier: s.tier,
-  balances: balancesOf(s),
-  expiring_30d_cents: expiringWithinDays(s, expiry, now, 30),
-  enrolled_at: s.enrolled_at,
-  marketing_consent: s.marketing_consent,
-  accepted_terms_version: s.accepted_terms_version,
-  created_at: s.created_at,
-});
+export const memberSummary = (s: MemberAggregate, now: string, expiry: ExpiryPolicy | null): MemberSummary => memberSummaryOf(s, now, expiry);
 
 export const entryPayload = (e: Entry, currency: string, memberId: string): LedgerEntryView & { member_id: string } => ({
-  id: e.id,
-  type: e.type,
-  status: e.status,
-  amount_cents: e.amount_cents,
-  currency,
-  reason_code: e.reason_code,
-  rule: e.rule,
-  parent_entry_id: e.parent_entry_id,
-  release_at: e.release_at,
-  expires_at: e.expires_at,
-  created_at: e.created_at,
-  order_ref: e.order_ref,
+  ...entryViewOf(e, currency),
   member_id: memberId,
 });
 
