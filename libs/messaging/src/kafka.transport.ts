@@ -19,6 +19,8 @@ import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
 
 export const DEFAULT_KAFKA_PARTITIONS = 4;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** retention.ms of the request and reply topics this transport creates (one day). */
+export const REQUEST_RETENTION_MS = 86_400_000;
 
 /** Consumer settings shared by services and KafkaBus' reply consumer: react fast, notice dead members soon. */
 const lowLatencyConsumer = {
@@ -107,6 +109,7 @@ export class TopicCreatingServerKafka extends ServerKafka {
   }
 }
 
+
 /**
  * Options for `NestFactory.createMicroservice(AppModule, kafkaServerOptions(...))` (or
  * `app.connectMicroservice`) in a service process. `groupId` is the service's consumer group,
@@ -125,6 +128,12 @@ export const kafkaServerOptions = (
     postfixId: '',
     client: clientConfig(clientId, brokers),
     consumer: { groupId, ...lowLatencyConsumer },
+    // A partition the group has never committed on starts at its earliest retained request, not at
+    // the log end: otherwise a request taken before the group's first commit there, by a member that
+    // dies (or loses the partition) before committing, is skipped by the next owner, which starts
+    // at the end again (measured: a ledger killed mid-request on a fresh group left the event to the
+    // ingest's 2-minute retry). Partitions with a committed offset resume there, as always.
+    subscribe: { fromBeginning: true },
     run: { partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently ?? 8 },
     producer: producerConfig,
     parser: { keepBinary: true },
@@ -186,7 +195,10 @@ export const ensureKafkaTopics = async (
     // answers UNKNOWN_TOPIC_OR_PARTITION for a moment after creating a topic.
     await admin.createTopics({
       waitForLeaders: false,
-      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
+      // A request or reply is worth nothing after its caller gave up (seconds): a day of retention
+      // covers any redelivery after a crash, and bounds what a group starting from the earliest
+      // retained request (kafkaServerOptions) can find there.
+      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'retention.ms', value: String(REQUEST_RETENTION_MS) }] })),
     });
     await waitForLeaders(admin, missing);
   } finally {

@@ -50,7 +50,18 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   const timeoutMs = process.env.LOYALTY_BUS_TIMEOUT_MS ? Number(process.env.LOYALTY_BUS_TIMEOUT_MS) : undefined;
   if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) throw new Error(`LOYALTY_BUS_TIMEOUT_MS must be a positive integer, got ${process.env.LOYALTY_BUS_TIMEOUT_MS}`);
   const bus = new KafkaBus(config.kafkaBrokers, `loyalty-${options.name}-${process.pid}`, ALL_PATTERNS, { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs });
-  await bus.connect();
+  // A broker that has just started answers 'group coordinator not available' for a few seconds
+  // (its offsets topic is being created); a failed connect is forgotten, so try again for a minute.
+  for (const deadline = Date.now() + 60_000; ;) {
+    try {
+      await bus.connect();
+      break;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      process.stderr.write(`Kafka not ready for ${options.name} (${e instanceof Error ? e.message.slice(0, 200) : String(e)}); retrying\n`);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
   const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, options.modules, options.withOps ?? true), {
     bodyParser: options.consumes, logger: ['log', 'warn', 'error'],
   });
