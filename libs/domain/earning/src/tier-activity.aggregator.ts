@@ -4,6 +4,8 @@ import { parseInstant } from './utc-calendar.util';
 
 export interface TierActivity {
   at: string;
+  /** `at` as epoch ms, when the caller has parsed it already */
+  ms?: number;
   /** May be negative (a refund reduces spend). */
   spend: number;
   points: number;
@@ -21,13 +23,19 @@ export function sumActivityInWindow(
 ): TierMetrics {
   const fromMs = from === null ? Number.NEGATIVE_INFINITY : parseInstant(from, 'from');
   const toMs = parseInstant(to, 'to');
-  const inWindow = activity.filter((entry) => {
-    const atMs = parseInstant(entry.at, 'activity at');
-    return atMs >= fromMs && atMs <= toMs;
-  });
+  let spend = 0;
+  let points = 0;
+  let orders = 0;
+  for (const entry of activity) {
+    const atMs = entry.ms ?? parseInstant(entry.at, 'activity at');
+    if (atMs < fromMs || atMs > toMs) continue;
+    spend += entry.spend;
+    points += entry.points;
+    orders += entry.orders;
+  }
   return {
-    spend: sumSafe(inWindow.map((entry) => entry.spend), 'activity spend'),
-    points: sumSafe(inWindow.map((entry) => entry.points), 'activity points'),
-    orders: sumSafe(inWindow.map((entry) => entry.orders), 'activity orders'),
+    spend: sumSafe([spend], 'activity spend'),
+    points: sumSafe([points], 'activity points'),
+    orders: sumSafe([orders], 'activity orders'),
   };
 }

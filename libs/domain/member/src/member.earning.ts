@@ -2,7 +2,7 @@ import type { ExpiryPolicy, LedgerEntryStatus, Rule } from '@loyalty/contracts';
 import { EarnLine, addDaysUtc, refundTakeBack, signupBonus, splitTakeBack } from '@loyalty/domain-earning';
 import type { EntryData, MemberEvent } from './member.events';
 import { expiresAtFor } from './member.expiry';
-import type { MemberAggregate } from './member.state';
+import { MemberAggregate, causesWithPrefix } from './member.state';
 
 /**
  * Earning on a member's stream (decisions §5): what one commerce event does to the member: earn
@@ -94,14 +94,11 @@ const isPending = (x: Slot): boolean => x.status === 'pending' || x.status === '
 
 const idsWithPrefix = (s: MemberAggregate, prefix: string): string[] => {
   const out: string[] = [];
-  for (const [cause, ids] of s.causes) if (cause.startsWith(prefix)) out.push(...ids);
+  for (const cause of causesWithPrefix(s, prefix)) out.push(...(s.causes.get(cause) ?? []));
   return out;
 };
 
-const hasPrefix = (s: MemberAggregate, prefix: string): boolean => {
-  for (const cause of s.causes.keys()) if (cause.startsWith(prefix)) return true;
-  return false;
-};
+const hasPrefix = (s: MemberAggregate, prefix: string): boolean => causesWithPrefix(s, prefix).length > 0;
 
 /** Has this member already recorded the earn of this order (a retried event must not run the rules again)? */
 export const orderEarnRecorded = (s: MemberAggregate, orderRef: string): boolean =>

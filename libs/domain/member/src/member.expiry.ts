@@ -1,7 +1,7 @@
 import type { ExpiryPolicy, Tier } from '@loyalty/contracts';
 import { MS_PER_DAY, computeExpiresAt, inactivityExpiryAt, parseInstant } from '@loyalty/domain-earning';
 import type { MemberEvent } from './member.events';
-import { MemberAggregate, evolveMember } from './member.state';
+import { MemberAggregate, evolveMember, liveLots } from './member.state';
 import { decideTier } from './member.tiers';
 
 /**
@@ -39,12 +39,10 @@ export const inactivityDeadline = (s: Pick<MemberAggregate, 'last_activity_at'>,
 const ms = (iso: string): number => parseInstant(iso);
 
 /** When a lot expires: its own date or the inactivity deadline, whichever comes first. */
-const lotExpiry = (lotExpiresAt: string | null, deadline: string | null): number | null => {
-  const a = lotExpiresAt ? ms(lotExpiresAt) : null;
-  const b = deadline ? ms(deadline) : null;
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.min(a, b);
+const lotExpiry = (lotExpiresMs: number | null, deadlineMs: number | null): number | null => {
+  if (lotExpiresMs === null) return deadlineMs;
+  if (deadlineMs === null) return lotExpiresMs;
+  return Math.min(lotExpiresMs, deadlineMs);
 };
 
 /**
@@ -52,13 +50,13 @@ const lotExpiry = (lotExpiresAt: string | null, deadline: string | null): number
  * (own date or inactivity deadline) is at or before now + days. Lots already due but not yet swept
  * are included: they go at the next sweep.
  */
-export const expiringWithinDays = (s: Pick<MemberAggregate, 'lots' | 'last_activity_at'>, policy: ExpiryPolicy | null | undefined, now: string, days = 30): number => {
+export const expiringWithinDays = (s: Pick<MemberAggregate, 'lots' | 'lot_head' | 'last_activity_at'>, policy: ExpiryPolicy | null | undefined, now: string, days = 30): number => {
   const limit = ms(now) + days * MS_PER_DAY;
   const deadline = inactivityDeadline(s, policy);
+  const deadlineMs = deadline ? ms(deadline) : null;
   let sum = 0;
-  for (const lot of s.lots) {
-    if (lot.remaining_cents <= 0) continue;
-    const at = lotExpiry(lot.expires_at, deadline);
+  for (const lot of liveLots(s)) {
+    const at = lotExpiry(lot.expires_ms, deadlineMs);
     if (at !== null && at <= limit) sum += lot.remaining_cents;
   }
   return sum;
@@ -71,7 +69,7 @@ export const decideReleases = (s: MemberAggregate, now: string): MemberEvent[] =
   if (gone(s)) return [];
   const nowMs = ms(now);
   const events: MemberEvent[] = [];
-  for (const id of s.order) {
+  for (const id of s.pending_earns) {
     const e = s.entries.get(id);
     if (!e || e.type !== 'earn' || e.bucket !== 'pending' || e.status !== 'pending' || !e.release_at) continue;
     if ((e.release_on ?? 'return_window') !== 'return_window') continue;
@@ -96,11 +94,10 @@ export const decideExpiries = (s: MemberAggregate, policy: ExpiryPolicy | null |
   // points held by an open checkout reservation are not taken: the lot waits until it resolves
   let budget = Math.max(0, s.available - s.reserved);
   const events: MemberEvent[] = [];
-  for (const lot of s.lots) {
-    if (lot.remaining_cents <= 0) continue;
+  for (const lot of liveLots(s)) {
     const cause = `lot:${lot.entry_id}`;
-    if (s.causes.has(cause)) continue;
-    const dated = lot.expires_at !== null && ms(lot.expires_at) <= nowMs;
+    if (lot.expired || s.causes.has(cause)) continue;
+    const dated = lot.expires_ms !== null && lot.expires_ms <= nowMs;
     if (!dated && !inactive) continue;
     if (lot.remaining_cents > budget && s.reserved > 0) continue;
     const amount = Math.min(lot.remaining_cents, budget);

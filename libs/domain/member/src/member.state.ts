@@ -1,4 +1,5 @@
 import type { Balances, LedgerEntryStatus, MemberState, MemberTier } from '@loyalty/contracts';
+import { parseInstant } from '@loyalty/domain-earning';
 import type { Bucket, EntryData, MemberEvent, SealedPii } from './member.events';
 
 export interface Entry extends EntryData {
@@ -12,13 +13,17 @@ export interface Entry extends EntryData {
   spent_from?: { entry_id: string; amount: number; expires_at: string | null }[];
 }
 
-/** A credit lot for FIFO spending and expiry. */
-export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; earned_at: string }
+/**
+ * A credit lot for FIFO spending and expiry. `expires_ms` is `expires_at` as epoch ms (parsed once);
+ * `expired` once an expire entry has named the lot (cause `lot:<entry id>`).
+ */
+export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; earned_at: string; expires_ms: number | null; expired: boolean }
 
 export interface Reservation { id: string; amount_cents: number; cart_ref: string | null; status: 'open' | 'confirmed' | 'released' | 'expired'; order_ref: string | null; entry_id: string | null; expires_at: string; created_at: string }
 export interface Voucher { id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string }
 
-export interface Activity { at: string; spend: number; points: number; orders: number }
+/** Tier activity; `ms` is `at` as epoch ms. The aggregate keeps its list sorted by `ms`. */
+export interface Activity { at: string; ms: number; spend: number; points: number; orders: number }
 
 export interface MemberAggregate {
   exists: boolean;
@@ -49,8 +54,19 @@ export interface MemberAggregate {
   /** entry ids in order of recording */
   order: string[];
   lots: Lot[];
+  /** Indexes kept by evolve so that no step walks the member's whole history (per-event cost stays flat). */
+  /** lot by its entry id */
+  lot_by_id: Map<string, Lot>;
+  /** lots before this index have nothing left (spending and expiry empty them oldest first) */
+  lot_head: number;
+  /** the lots the last evolved event created or changed (what a read model of lots must rewrite) */
+  lots_changed: Lot[];
+  /** earn entries in the pending bucket (pending or under review), in recording order */
+  pending_earns: Set<string>;
   /** cause → entry ids it produced (idempotency of effects) */
   causes: Map<string, string[]>;
+  /** causes by their first two segments (`earn:<order>:`), for prefix lookups */
+  cause_groups: Map<string, string[]>;
   /** order_ref → earn entry ids */
   orders: Map<string, string[]>;
   activity: Activity[];
@@ -64,7 +80,8 @@ export const initialMemberState = (): MemberAggregate => ({
   exists: false, id: '', state: 'prospect', paused_from: null, suspended_from: null, referral_code: '', pii: null, marketing_consent: false,
   accepted_terms_version: null, enrolled_at: null, created_at: '', last_activity_at: null, tier: null, tier_review_at: null, debt: 0,
   available: 0, pending: 0, reserved: 0, lifetime_earned: 0, lifetime_redeemed: 0,
-  entries: new Map(), order: [], lots: [], causes: new Map(), orders: new Map(), activity: [],
+  entries: new Map(), order: [], lots: [], lot_by_id: new Map(), lot_head: 0, lots_changed: [], pending_earns: new Set(),
+  causes: new Map(), cause_groups: new Map(), orders: new Map(), activity: [],
   reservations: new Map(), vouchers: new Map(),
 });
 
@@ -90,16 +107,67 @@ const consume = (s: MemberAggregate, amount: number): { entry_id: string; amount
   const lots = s.lots;
   const taken: { entry_id: string; amount: number }[] = [];
   let left = amount;
-  for (const lot of lots) {
-    if (left <= 0) break;
+  for (let i = s.lot_head; i < lots.length && left > 0; i++) {
+    const lot = lots[i];
     if (lot.remaining_cents <= 0) continue;
     const t = Math.min(lot.remaining_cents, left);
     lot.remaining_cents -= t;
     left -= t;
     taken.push({ entry_id: lot.entry_id, amount: t });
+    s.lots_changed.push(lot);
   }
+  advanceLotHead(s);
   if (left > 0) s.debt += left;
   return taken;
+};
+
+/** Moves `lot_head` past the lots that have nothing left (they never get points back). */
+const advanceLotHead = (s: MemberAggregate): void => {
+  while (s.lot_head < s.lots.length && s.lots[s.lot_head].remaining_cents <= 0) s.lot_head++;
+};
+
+/** A lot whose points changed in the current event (for read models that mirror lots). */
+const touchLot = (s: MemberAggregate, lot: Lot): void => {
+  s.lots_changed.push(lot);
+  advanceLotHead(s);
+};
+
+/** The live lots (something left), oldest first. */
+export function* liveLots(s: Pick<MemberAggregate, 'lots' | 'lot_head'>): Generator<Lot> {
+  for (let i = s.lot_head; i < s.lots.length; i++) if (s.lots[i].remaining_cents > 0) yield s.lots[i];
+}
+
+/** A cause's first two segments (`earn:<order>:`), or null when it has fewer. */
+const groupOf = (cause: string): string | null => {
+  const a = cause.indexOf(':');
+  const b = a < 0 ? -1 : cause.indexOf(':', a + 1);
+  return b < 0 ? null : cause.slice(0, b + 1);
+};
+
+const addCause = (s: MemberAggregate, cause: string, ids: string[]): void => {
+  const known = s.causes.has(cause);
+  s.causes.set(cause, ids);
+  if (known) return;
+  const g = groupOf(cause) ?? cause;
+  const list = s.cause_groups.get(g);
+  if (list) list.push(cause);
+  else s.cause_groups.set(g, [cause]);
+};
+
+/** Causes that start with `prefix`, in recording order; a prefix of two segments or more (`earn:<order>:`) is an index lookup. */
+export const causesWithPrefix = (s: Pick<MemberAggregate, 'causes' | 'cause_groups'>, prefix: string): string[] => {
+  const g = groupOf(prefix);
+  if (g === null) return [...s.causes.keys()].filter((c) => c.startsWith(prefix));
+  return (s.cause_groups.get(g) ?? []).filter((c) => c.startsWith(prefix));
+};
+
+/** Keeps `activity` sorted by time (it almost always arrives in order: one step from the end). */
+const pushActivity = (s: MemberAggregate, at: string, spend: number, points: number, orders: number): void => {
+  const a: Activity = { at, ms: parseInstant(at, 'activity at'), spend, points, orders };
+  let i = s.activity.length;
+  while (i > 0 && s.activity[i - 1].ms > a.ms) i--;
+  if (i === s.activity.length) s.activity.push(a);
+  else s.activity.splice(i, 0, a);
 };
 
 const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void => {
@@ -108,7 +176,10 @@ const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void 
   s.debt -= repay;
   amount -= repay;
   if (amount <= 0) return;
-  s.lots.push({ entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, earned_at: at });
+  const lot: Lot = { entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, earned_at: at, expires_ms: e.expires_at ? parseInstant(e.expires_at, 'expires_at') : null, expired: false };
+  s.lots.push(lot);
+  s.lot_by_id.set(lot.entry_id, lot);
+  touchLot(s, lot);
 };
 
 /** Applies a posted credit or debit to `available` and the lots. */
@@ -128,15 +199,18 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
     case 'redeem': {
       s.lifetime_redeemed += -e.amount_cents;
       const taken = consume(s, -e.amount_cents);
-      e.spent_from = taken.map((t) => ({ ...t, expires_at: s.lots.find((l) => l.entry_id === t.entry_id)?.expires_at ?? null }));
+      e.spent_from = taken.map((t) => ({ ...t, expires_at: s.lot_by_id.get(t.entry_id)?.expires_at ?? null }));
       break;
     }
     case 'expire': {
       // an expiry names its lot in `cause` (lot:<entry id>); erasure forfeits whatever is left
       const lotId = e.cause?.startsWith('lot:') ? e.cause.slice(4) : null;
-      const lot = lotId ? s.lots.find((l) => l.entry_id === lotId) : undefined;
-      if (lot) lot.remaining_cents = Math.max(0, lot.remaining_cents + e.amount_cents);
-      else consume(s, -e.amount_cents);
+      const lot = lotId ? s.lot_by_id.get(lotId) : undefined;
+      if (lot) {
+        lot.remaining_cents = Math.max(0, lot.remaining_cents + e.amount_cents);
+        lot.expired = true;
+        touchLot(s, lot);
+      } else consume(s, -e.amount_cents);
       break;
     }
     case 'reverse':
@@ -147,9 +221,12 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
         addLot(s, { ...e, expires_at: e.expires_at ?? newest }, e.amount_cents, at);
       } else if (parent?.type === 'earn' || (parent?.type === 'adjust' && parent.amount_cents > 0)) {
         s.lifetime_earned += e.amount_cents;
-        const lot = s.lots.find((l) => l.entry_id === parent.id);
-        const take = lot ? Math.min(lot.remaining_cents, -e.amount_cents) : 0;
-        if (lot) lot.remaining_cents -= take;
+        const lot = s.lot_by_id.get(parent.id);
+        const take = lot ? Math.max(0, Math.min(lot.remaining_cents, -e.amount_cents)) : 0;
+        if (lot) {
+          lot.remaining_cents -= take;
+          touchLot(s, lot);
+        }
         // points of the lot already spent: the take-back comes from the other lots (then debt)
         if (-e.amount_cents > take) consume(s, -e.amount_cents - take);
       } else if (e.amount_cents > 0) {
@@ -174,6 +251,7 @@ const setReversalStatus = (s: MemberAggregate, parent: Entry, status: LedgerEntr
 };
 
 export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggregate => {
+  if (s.lots_changed.length) s.lots_changed = [];
   switch (event.type) {
     case 'MemberCreated': {
       const d = event.data;
@@ -211,7 +289,8 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
       s.entries.set(e.id, e);
       s.order.push(e.id);
-      if (d.cause) s.causes.set(d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
+      if (d.cause) addCause(s, d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
+      if (e.bucket === 'pending' && d.type === 'earn') s.pending_earns.add(e.id);
       if (d.order_ref && d.type === 'earn') s.orders.set(d.order_ref, [...(s.orders.get(d.order_ref) ?? []), e.id]);
       const parent = d.parent_entry_id ? s.entries.get(d.parent_entry_id) : undefined;
       if (d.type === 'reverse' && parent) {
@@ -231,13 +310,13 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
           if (parent.bucket === 'pending') setReversalStatus(s, parent, 'reversed');
         }
         // points taken back no longer count as earned (tiers), dated like the earn so windows net them
-        if (parent.type === 'earn' && d.amount_cents < 0) s.activity.push({ at: parent.created_at, spend: 0, points: d.amount_cents, orders: 0 });
+        if (parent.type === 'earn' && d.amount_cents < 0) pushActivity(s, parent.created_at, 0, d.amount_cents, 0);
       } else if (e.bucket === 'pending') {
         s.pending += d.amount_cents;
-        if (d.type === 'earn' && d.amount_cents > 0) s.activity.push({ at: d.created_at, spend: 0, points: d.amount_cents, orders: 0 });
+        if (d.type === 'earn' && d.amount_cents > 0) pushActivity(s, d.created_at, 0, d.amount_cents, 0);
       } else if (e.bucket === 'available') {
         applyPosted(s, e, parent, d.created_at);
-        if (d.type === 'earn' && d.amount_cents > 0) s.activity.push({ at: d.created_at, spend: 0, points: d.amount_cents, orders: 0 });
+        if (d.type === 'earn' && d.amount_cents > 0) pushActivity(s, d.created_at, 0, d.amount_cents, 0);
       }
       if (d.type === 'earn' && s.state === 'registered' && e.status === 'posted') s.state = 'active';
       // an expiry is not the member's activity (it must not restart the inactivity clock)
@@ -250,6 +329,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       const remaining = e.amount_cents - e.reversed_cents;
       s.pending -= remaining;
       e.bucket = 'available';
+      s.pending_earns.delete(e.id);
       e.status = remaining <= 0 ? 'reversed' : 'posted';
       setReversalStatus(s, e, e.status);
       // what is left after pending take-backs becomes available
@@ -270,8 +350,9 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.pending -= e.amount_cents - e.reversed_cents;
       e.bucket = 'none';
       e.status = 'rejected';
+      s.pending_earns.delete(e.id);
       setReversalStatus(s, e, 'rejected');
-      if (e.type === 'earn' && e.amount_cents - e.reversed_cents > 0) s.activity.push({ at: e.created_at, spend: 0, points: -(e.amount_cents - e.reversed_cents), orders: 0 });
+      if (e.type === 'earn' && e.amount_cents - e.reversed_cents > 0) pushActivity(s, e.created_at, 0, -(e.amount_cents - e.reversed_cents), 0);
       return s;
     }
     case 'TierChanged':
@@ -282,15 +363,15 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.tier_review_at = event.data.review_at;
       return s;
     case 'OrderActivityRecorded':
-      s.activity.push({ at: event.data.at, spend: event.data.spend_cents, points: 0, orders: event.data.orders });
-      if (event.data.cause) s.causes.set(event.data.cause, []);
+      pushActivity(s, event.data.at, event.data.spend_cents, 0, event.data.orders);
+      if (event.data.cause) addCause(s, event.data.cause, []);
       s.last_activity_at = event.data.at;
       return s;
     case 'ReservationOpened': {
       const d = event.data;
       s.reservations.set(d.reservation_id, { id: d.reservation_id, amount_cents: d.amount_cents, cart_ref: d.cart_ref, status: 'open', order_ref: null, entry_id: null, expires_at: d.expires_at, created_at: d.at });
       s.reserved += d.amount_cents;
-      if (d.cause) s.causes.set(d.cause, [d.reservation_id]); // a retried reserve finds its reservation
+      if (d.cause) addCause(s, d.cause, [d.reservation_id]); // a retried reserve finds its reservation
       return s;
     }
     case 'ReservationConfirmed': {

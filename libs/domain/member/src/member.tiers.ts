@@ -45,6 +45,16 @@ export const qualifyingTier = (s: Pick<MemberAggregate, 'activity'>, tiers: read
   return best;
 };
 
+const withMs = (a: Activity): Activity => (Number.isFinite(a.ms) ? a : { ...a, ms: parseInstant(a.at, 'activity at') });
+
+/** True for the aggregate's own list (evolve keeps it sorted); any other list is sorted on the fly. One numeric pass. */
+const isSortedByMs = (list: readonly Activity[]): boolean => {
+  for (let i = 0; i < list.length; i++) {
+    if (!Number.isFinite(list[i].ms) || (i > 0 && list[i - 1].ms > list[i].ms)) return false;
+  }
+  return true;
+};
+
 const windowMs = (tier: Tier): number | null => {
   if (tier.window === 'rolling_365') return 365 * MS_PER_DAY;
   if (tier.window === 'custom' && tier.window_days != null && Number.isSafeInteger(tier.window_days) && tier.window_days > 0) {
@@ -71,10 +81,17 @@ export const tierReviewAt = (s: Pick<MemberAggregate, 'activity'>, tier: Tier, n
       const w = windowMs(tier);
       if (w === null) return null;
       const nowMs = parseInstant(now, 'now');
-      const inWindow: (Activity & { ms: number })[] = s.activity
-        .map((a) => ({ ...a, ms: parseInstant(a.at, 'activity at') }))
-        .filter((a) => a.ms >= nowMs - w && a.ms <= nowMs)
-        .sort((a, b) => a.ms - b.ms);
+      // the aggregate keeps activity sorted by time: the window is a contiguous run of it
+      const sorted = isSortedByMs(s.activity) ? s.activity : [...s.activity].map(withMs).sort((a, b) => a.ms - b.ms);
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (sorted[mid].ms < nowMs - w) lo = mid + 1;
+        else hi = mid;
+      }
+      const inWindow: Activity[] = [];
+      for (let i = lo; i < sorted.length && sorted[i].ms <= nowMs; i++) inWindow.push(sorted[i]);
       const metrics: TierMetrics = { spend: 0, points: 0, orders: 0 };
       for (const a of inWindow) { metrics.spend += a.spend; metrics.points += a.points; metrics.orders += a.orders; }
       // activity leaves the window (at + window, inclusive) oldest first: find the first drop that disqualifies

@@ -1,6 +1,6 @@
 import { PoolClient } from 'pg';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
-import { MemberAggregate } from '@loyalty/domain-member';
+import { Lot, MemberAggregate, liveLots } from '@loyalty/domain-member';
 import { MemberFold } from '../projections/member-fold';
 import { parseMemberStream } from '../ledger.context';
 
@@ -8,28 +8,34 @@ export type DueKind = 'release' | 'expire' | 'inactive' | 'tier' | 'anonymise';
 export interface DueItem { kind: DueKind; entry_id: string; due_at: string }
 
 /**
- * What of a member falls due, as a pure function of its state: pending `return_window` earns
- * (at `release_at`), lots with a date (at `expires_at`), the inactivity clock (at the last
- * activity; the programme's `days` are added by the sweep, so a settings change needs no rebuild)
- * and the tier review. Nothing for an erased member.
+ * What of a member falls due, as a pure function of its state, one row per kind at its EARLIEST
+ * instant (the sweep decides everything due for a member at once, so it only needs to find the
+ * member): pending `return_window` earns (at `release_at`), lots with a date (at `expires_at`), the
+ * inactivity clock (at the last activity; the programme's `days` are added by the sweep, so a
+ * settings change needs no rebuild) and the tier review. Nothing for an erased member. At most
+ * five rows whatever the member's history, so keeping them costs the same at 10 or 10,000 entries.
  */
 export const dueItemsOf = (s: MemberAggregate): DueItem[] => {
   // an erased member: only its anonymisation (the programme's erasure grace is added by the sweep)
   if (s.exists && s.state === 'deleted' && s.erased_at) return [{ kind: 'anonymise', entry_id: '', due_at: s.erased_at }];
   if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') return [];
   const items: DueItem[] = [];
-  for (const id of s.order) {
-    const e = s.entries.get(id)!;
-    if (e.type === 'earn' && e.bucket === 'pending' && e.status === 'pending' && e.release_at && (e.release_on ?? 'return_window') === 'return_window') {
-      items.push({ kind: 'release', entry_id: e.id, due_at: e.release_at });
-    }
+  let release: { at: string; ms: number } | null = null;
+  for (const id of s.pending_earns) {
+    const e = s.entries.get(id);
+    if (!e || e.type !== 'earn' || e.bucket !== 'pending' || e.status !== 'pending' || !e.release_at || (e.release_on ?? 'return_window') !== 'return_window') continue;
+    const ms = Date.parse(e.release_at);
+    if (release === null || ms < release.ms) release = { at: e.release_at, ms };
   }
+  if (release) items.push({ kind: 'release', entry_id: '', due_at: release.at });
   let holding = false;
-  for (const lot of s.lots) {
-    if (lot.remaining_cents <= 0) continue;
+  let expire: Lot | null = null;
+  for (const lot of liveLots(s)) {
     holding = true;
-    if (lot.expires_at && !s.causes.has(`lot:${lot.entry_id}`)) items.push({ kind: 'expire', entry_id: lot.entry_id, due_at: lot.expires_at });
+    if (lot.expires_ms === null || lot.expired) continue;
+    if (expire === null || lot.expires_ms < expire.expires_ms!) expire = lot;
   }
+  if (expire) items.push({ kind: 'expire', entry_id: '', due_at: expire.expires_at! });
   if (holding && s.last_activity_at) items.push({ kind: 'inactive', entry_id: '', due_at: s.last_activity_at });
   if (s.tier && s.tier_review_at) items.push({ kind: 'tier', entry_id: '', due_at: s.tier_review_at });
   return items;
@@ -39,7 +45,7 @@ const signature = (items: DueItem[]): string => items.map((i) => `${i.kind}|${i.
 
 /**
  * ledger.due_items: lets the sweep find the members with something due without reading every
- * stream. Folds the member aggregate (cached per stream by revision, like the members
+ * stream (one row per member and kind, at its earliest instant). Folds the member aggregate (cached per stream by revision, like the members
  * projection) and rewrites the member's rows only when its due set changed.
  */
 export class DueItemsProjection implements Projection {
@@ -63,14 +69,16 @@ export class DueItemsProjection implements Projection {
     const items = dueItemsOf(state);
     const sig = signature(items);
     if (sig !== this.written.get(event.streamId)) {
-      await tx.query('delete from ledger.due_items where tenant = $1 and member_id = $2', [ids.tenant, ids.memberId]);
-      if (items.length) {
-        await tx.query(
-          `insert into ledger.due_items (tenant, member_id, kind, entry_id, due_at)
-           select $1, $2, k, e, d from unnest($3::text[], $4::text[], $5::timestamptz[]) as t(k, e, d)
-           on conflict (tenant, member_id, kind, entry_id) do update set due_at = excluded.due_at`,
-          [ids.tenant, ids.memberId, items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at)]);
-      }
+      // one statement: drop the kinds no longer due, upsert the others
+      await tx.query(
+        `with cur as (select * from unnest($3::text[], $4::text[], $5::timestamptz[]) as t(kind, entry_id, due_at)),
+         gone as (
+           delete from ledger.due_items d where d.tenant = $1 and d.member_id = $2
+             and not exists (select 1 from cur where cur.kind = d.kind and cur.entry_id = d.entry_id))
+         insert into ledger.due_items (tenant, member_id, kind, entry_id, due_at)
+         select $1, $2, kind, entry_id, due_at from cur
+         on conflict (tenant, member_id, kind, entry_id) do update set due_at = excluded.due_at`,
+        [ids.tenant, ids.memberId, items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at)]);
     }
     this.written.delete(event.streamId);
     this.written.set(event.streamId, sig);

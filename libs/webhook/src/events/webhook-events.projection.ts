@@ -1,7 +1,7 @@
 import { PoolClient } from 'pg';
 import type { Balances } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
-import { MemberAggregate, MemberEvent, balancesOf, memberEvolver } from '@loyalty/domain-member';
+import { MemberAggregate, MemberEvent, balancesOf, liveLots, memberEvolver } from '@loyalty/domain-member';
 import { parseTenantKey } from '@loyalty/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
 import { DeliveryQueue } from '../delivery/delivery.queue';
@@ -27,6 +27,8 @@ interface Folded {
   appendStart: Balances | null;
   /** whether webhook.lot_watch may hold rows for this member */
   watched: boolean;
+  /** whether webhook.lot_watch mirrors this state's lots (then each event writes only the lots it changed) */
+  synced?: boolean;
 }
 
 export type ProgramInfoSource = (tenant: string) => Promise<ProgramInfo>;
@@ -158,9 +160,27 @@ export class WebhookEventsProjection implements Projection {
     return !next.length || next[0].position.commit !== event.position.commit;
   }
 
-  /** Mirrors the member's unspent dated lots into webhook.lot_watch. */
+  /**
+   * Mirrors the member's unspent dated lots into webhook.lot_watch: the lots the event changed
+   * (`lots_changed`) when the rows are in step, all of them after a cold fold.
+   */
   private async watchLots(tx: PoolClient, tenant: string, memberId: string, f: Folded): Promise<void> {
-    const byId = new Map(f.state.lots.filter((l) => l.expires_at && l.remaining_cents > 0).map((l) => [l.entry_id, l]));
+    if (f.synced) {
+      const changed = [...new Map(f.state.lots_changed.filter((l) => l.expires_at).map((l) => [l.entry_id, l])).values()];
+      if (!changed.length) return;
+      const live = changed.filter((l) => l.remaining_cents > 0);
+      const gone = changed.filter((l) => l.remaining_cents <= 0).map((l) => l.entry_id);
+      f.watched ||= live.length > 0;
+      await tx.query(
+        `with gone as (delete from webhook.lot_watch w where w.tenant = $1 and w.member_id = $2 and w.lot_id = any($6::text[]))
+         insert into webhook.lot_watch (tenant, member_id, lot_id, remaining_cents, expires_at)
+         select $1, $2, lot_id, remaining_cents, expires_at from unnest($3::text[], $4::bigint[], $5::timestamptz[]) as t(lot_id, remaining_cents, expires_at)
+         on conflict (tenant, member_id, lot_id) do update set remaining_cents = excluded.remaining_cents, expires_at = excluded.expires_at`,
+        [tenant, memberId, live.map((l) => l.entry_id), live.map((l) => String(l.remaining_cents)), live.map((l) => l.expires_at), gone]);
+      return;
+    }
+    f.synced = true;
+    const byId = new Map([...liveLots(f.state)].filter((l) => l.expires_at).map((l) => [l.entry_id, l]));
     const lots = [...byId.values()];
     if (!lots.length && !f.watched) return;
     f.watched = lots.length > 0;
