@@ -20,21 +20,38 @@ export interface Projection {
 }
 
 /**
- * Runs a projection from its checkpoint: each batch of events and the new checkpoint are written in
- * ONE transaction, so the read model is exactly-once although delivery is at-least-once.
+ * Runs one or more projections (a service's read models) from their checkpoints: each batch of
+ * events, applied to every projection, and the new checkpoints are written in ONE transaction, so
+ * each read model is exactly-once although delivery is at-least-once. Several projections share
+ * one subscription and one transaction per batch (not one each: that multiplied the reads, polls
+ * and commits per event); each keeps its own checkpoint, so one can be rebuilt alone.
  */
 export class ProjectionRunner {
   private sub: Subscription | null = null;
   private position: Position = START;
   private waiters: { target: Position; resolve: () => void }[] = [];
   lastError: unknown = null;
+  readonly projections: readonly Projection[];
 
-  constructor(private readonly store: EventStore, private readonly pool: Pool, readonly projection: Projection) {}
+  constructor(private readonly store: EventStore, private readonly pool: Pool, projections: Projection | readonly Projection[]) {
+    this.projections = Array.isArray(projections) ? [...projections] : [projections as Projection];
+    if (!this.projections.length) throw new Error('a ProjectionRunner needs at least one projection');
+  }
+
+  /** The first (or only) projection. */
+  get projection(): Projection { return this.projections[0]; }
+
+  private get names(): string[] { return this.projections.map((p) => p.name); }
 
   async start(): Promise<void> {
-    const { rows } = await this.pool.query<{ commit_pos: string; prepare_pos: string }>(
-      'select commit_pos, prepare_pos from es.checkpoints where name = $1', [this.projection.name]);
-    this.position = rows.length ? { commit: BigInt(rows[0].commit_pos), prepare: BigInt(rows[0].prepare_pos) } : START;
+    const { rows } = await this.pool.query<{ name: string; commit_pos: string; prepare_pos: string }>(
+      'select name, commit_pos, prepare_pos from es.checkpoints where name = any($1::text[])', [this.names]);
+    // the slowest projection decides where reading resumes; the others skip what they already have
+    const positions = this.names.map((n) => {
+      const r = rows.find((x) => x.name === n);
+      return r ? { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } : START;
+    });
+    this.position = positions.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
     this.sub = this.store.subscribe({
       from: this.position,
       // No store-side filter: the checkpoint must move past events this projection ignores, or a
@@ -62,7 +79,7 @@ export class ProjectionRunner {
     return new Promise<void>((resolve, reject) => {
       const t = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.resolve !== done);
-        reject(new Error(`projection ${this.projection.name} did not reach ${positionToString(target)} in ${timeoutMs} ms`));
+        reject(new Error(`projection ${this.names.join('+')} did not reach ${positionToString(target)} in ${timeoutMs} ms`));
       }, timeoutMs);
       const done = () => { clearTimeout(t); resolve(); };
       this.waiters.push({ target, resolve: done });
@@ -77,8 +94,8 @@ export class ProjectionRunner {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
-      for (const t of this.projection.tables) await client.query(`truncate ${t}`);
-      await client.query('delete from es.checkpoints where name = $1', [this.projection.name]);
+      for (const t of this.projections.flatMap((p) => p.tables)) await client.query(`truncate ${t}`);
+      await client.query('delete from es.checkpoints where name = any($1::text[])', [this.names]);
       await client.query('commit');
     } catch (e) {
       await client.query('rollback');
@@ -99,22 +116,30 @@ export class ProjectionRunner {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
-      // Lock this projection's checkpoint row and skip what is already applied: another runner of the same
-      // projection (a replica) may have got there first, and exactly-once must hold for it too.
-      const { rows } = await client.query<{ commit_pos: string; prepare_pos: string }>(
-        `insert into es.checkpoints (name, commit_pos, prepare_pos) values ($1, '0', '0')
-         on conflict (name) do update set name = excluded.name returning commit_pos, prepare_pos`, [this.projection.name]);
-      const stored: Position = { commit: BigInt(rows[0].commit_pos), prepare: BigInt(rows[0].prepare_pos) };
+      // Lock the projections' checkpoint rows (in name order, as every replica does) and skip what is
+      // already applied: another runner of the same projections (a replica) may have got there first,
+      // and exactly-once must hold for it too.
+      const names = [...this.names].sort();
+      const { rows } = await client.query<{ name: string; commit_pos: string; prepare_pos: string }>(
+        `insert into es.checkpoints (name, commit_pos, prepare_pos) select n, '0', '0' from unnest($1::text[]) as t(n) order by n
+         on conflict (name) do update set name = excluded.name returning name, commit_pos, prepare_pos`, [names]);
+      const stored = new Map(rows.map((r) => [r.name, { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } as Position]));
       for (const e of events) {
-        if (comparePositions(e.position, stored) > 0 && matchesFilter(e, this.projection.filter)) await this.projection.apply(client, e);
+        for (const p of this.projections) {
+          if (comparePositions(e.position, stored.get(p.name)!) > 0 && matchesFilter(e, p.filter)) await p.apply(client, e);
+        }
       }
       const batchEnd = events[events.length - 1].position;
-      const last = comparePositions(batchEnd, stored) > 0 ? batchEnd : stored;
+      const lasts = names.map((n) => {
+        const st = stored.get(n)!;
+        return comparePositions(batchEnd, st) > 0 ? batchEnd : st;
+      });
       await client.query(
-        'update es.checkpoints set commit_pos = $2, prepare_pos = $3, updated_at = now() where name = $1',
-        [this.projection.name, last.commit.toString(), last.prepare.toString()]);
+        `update es.checkpoints c set commit_pos = t.c, prepare_pos = t.p, updated_at = now()
+         from unnest($1::text[], $2::text[], $3::text[]) as t(n, c, p) where c.name = t.n`,
+        [names, lasts.map((l) => l.commit.toString()), lasts.map((l) => l.prepare.toString())]);
       await client.query('commit');
-      this.position = last;
+      this.position = lasts.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
       this.lastError = null;
     } catch (e) {
       await client.query('rollback').catch(() => undefined);

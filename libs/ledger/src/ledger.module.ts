@@ -42,7 +42,7 @@ import { OrdersService } from './orders/orders.service';
       provide: SandboxWipeService, inject: [LedgerContext, LiabilityService],
       useFactory: (ctx: LedgerContext, liability: LiabilityService) => new SandboxWipeService(ctx, (tenant) => {
         liability.clear(tenant);
-        for (const r of ctx.runners) (r.projection as { reset?: () => void }).reset?.();
+        for (const r of ctx.runners) for (const p of r.projections) (p as { reset?: () => void }).reset?.();
       }),
     },
   ],
@@ -52,8 +52,8 @@ export class LedgerModule implements OnApplicationBootstrap, OnApplicationShutdo
   constructor(private readonly ctx: LedgerContext, @Inject(EVENT_STORE) private readonly store: EventStore) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.ctx.runners = LEDGER_PROJECTIONS({ store: this.store, pool: this.ctx.pool, vault: this.ctx.vault })
-      .map((p) => new ProjectionRunner(this.store, this.ctx.pool, p));
+    // one runner for all the ledger's read models: one read, one transaction per batch of events
+    this.ctx.runners = [new ProjectionRunner(this.store, this.ctx.pool, LEDGER_PROJECTIONS({ store: this.store, pool: this.ctx.pool, vault: this.ctx.vault }))];
     for (const r of this.ctx.runners) await r.start();
   }
 

@@ -22,6 +22,8 @@ export interface Lot { entry_id: string; remaining_cents: number; expires_at: st
 export interface Reservation { id: string; amount_cents: number; cart_ref: string | null; status: 'open' | 'confirmed' | 'released' | 'expired'; order_ref: string | null; entry_id: string | null; expires_at: string; created_at: string }
 export interface Voucher { id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string }
 
+export interface ActivitySums { spend: number[]; points: number[]; orders: number[] }
+
 /** Tier activity; `ms` is `at` as epoch ms. The aggregate keeps its list sorted by `ms`. */
 export interface Activity { at: string; ms: number; spend: number; points: number; orders: number }
 
@@ -70,6 +72,10 @@ export interface MemberAggregate {
   /** order_ref → earn entry ids */
   orders: Map<string, string[]>;
   activity: Activity[];
+  /** prefix sums of `activity` (index i = the sum of the first i items): a window's metrics in O(log n) */
+  activity_sums: ActivitySums;
+  /** dated lots as a min-heap on `expires_ms` (lazily pruned of lots that are spent or expired) */
+  dated_lots: Lot[];
   reservations: Map<string, Reservation>;
   vouchers: Map<string, Voucher>;
   /** when the member was erased (DELETE); the retention job anonymises it after the programme's grace */
@@ -82,6 +88,7 @@ export const initialMemberState = (): MemberAggregate => ({
   available: 0, pending: 0, reserved: 0, lifetime_earned: 0, lifetime_redeemed: 0,
   entries: new Map(), order: [], lots: [], lot_by_id: new Map(), lot_head: 0, lots_changed: [], pending_earns: new Set(),
   causes: new Map(), cause_groups: new Map(), orders: new Map(), activity: [],
+  activity_sums: { spend: [0], points: [0], orders: [0] }, dated_lots: [],
   reservations: new Map(), vouchers: new Map(),
 });
 
@@ -168,7 +175,76 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
   while (i > 0 && s.activity[i - 1].ms > a.ms) i--;
   if (i === s.activity.length) s.activity.push(a);
   else s.activity.splice(i, 0, a);
+  // prefix sums from the insertion point on (the end, but for take-backs dated at their earn)
+  const { spend: S, points: P, orders: O } = s.activity_sums;
+  for (let j = i; j < s.activity.length; j++) {
+    const x = s.activity[j];
+    S[j + 1] = S[j] + x.spend;
+    P[j + 1] = P[j] + x.points;
+    O[j + 1] = O[j] + x.orders;
+  }
 };
+
+/** First index of the time-sorted activity whose `ms` is >= `ms` (or > `ms` when `after`). */
+const activityIndex = (list: readonly Activity[], ms: number, after: boolean): number => {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (after ? list[mid].ms <= ms : list[mid].ms < ms) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
+
+/** Tier metrics of the activity in [fromMs, toMs] (both inclusive) from the prefix sums: O(log n). */
+export const activityInWindow = (s: Pick<MemberAggregate, 'activity' | 'activity_sums'>, fromMs: number, toMs: number): { spend: number; points: number; orders: number } => {
+  const lo = fromMs === Number.NEGATIVE_INFINITY ? 0 : activityIndex(s.activity, fromMs, false);
+  const hi = activityIndex(s.activity, toMs, true);
+  if (hi <= lo) return { spend: 0, points: 0, orders: 0 };
+  const { spend: S, points: P, orders: O } = s.activity_sums;
+  return { spend: S[hi] - S[lo], points: P[hi] - P[lo], orders: O[hi] - O[lo] };
+};
+
+const heapLess = (a: Lot, b: Lot): boolean => a.expires_ms! < b.expires_ms!;
+
+const heapPush = (h: Lot[], lot: Lot): void => {
+  h.push(lot);
+  let i = h.length - 1;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (!heapLess(h[i], h[p])) break;
+    [h[i], h[p]] = [h[p], h[i]];
+    i = p;
+  }
+};
+
+const heapPop = (h: Lot[]): void => {
+  const last = h.pop()!;
+  if (!h.length) return;
+  h[0] = last;
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let m = i;
+    if (l < h.length && heapLess(h[l], h[m])) m = l;
+    if (r < h.length && heapLess(h[r], h[m])) m = r;
+    if (m === i) return;
+    [h[i], h[m]] = [h[m], h[i]];
+    i = m;
+  }
+};
+
+/** The live, unexpired dated lot that expires first (amortised O(log n): spent and expired lots are pruned here). */
+export const firstDatedLot = (s: Pick<MemberAggregate, 'dated_lots'>): Lot | null => {
+  const h = s.dated_lots;
+  while (h.length && (h[0].remaining_cents <= 0 || h[0].expired)) heapPop(h);
+  return h.length ? h[0] : null;
+};
+
+/** Whether the member holds any points in lots. */
+export const holdsLots = (s: Pick<MemberAggregate, 'lots' | 'lot_head'>): boolean => s.lot_head < s.lots.length;
 
 const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void => {
   // a credit first pays back a negative balance; only the rest can be spent or expire
@@ -179,6 +255,7 @@ const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void 
   const lot: Lot = { entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, earned_at: at, expires_ms: e.expires_at ? parseInstant(e.expires_at, 'expires_at') : null, expired: false };
   s.lots.push(lot);
   s.lot_by_id.set(lot.entry_id, lot);
+  if (lot.expires_ms !== null) heapPush(s.dated_lots, lot);
   touchLot(s, lot);
 };
 

@@ -3,7 +3,7 @@ import {
   MS_PER_DAY, TierMetrics, addMonthsUtc, parseInstant, qualifies, startOfYearUtc, sumActivityInWindow, tierWindowStart,
 } from '@loyalty/domain-earning';
 import type { MemberEvent } from './member.events';
-import type { Activity, MemberAggregate } from './member.state';
+import { Activity, MemberAggregate, activityInWindow } from './member.state';
 
 /**
  * Tiers (decisions §5): metrics `spend` (paid gross minus refunds), `points` (earned, net of
@@ -28,9 +28,13 @@ const windowStart = (tier: Tier, now: string): { ok: true; from: string | null }
 };
 
 /** The member's metrics over one tier's window at `now` (both ends inclusive). */
-export const tierMetrics = (s: Pick<MemberAggregate, 'activity'>, tier: Tier, now: string): TierMetrics | null => {
+export const tierMetrics = (s: Pick<MemberAggregate, 'activity'> & Partial<Pick<MemberAggregate, 'activity_sums'>>, tier: Tier, now: string): TierMetrics | null => {
   const w = windowStart(tier, now);
   if (!w.ok) return null;
+  // the aggregate's own (sorted, summed) activity: two binary searches; any other list: a pass over it
+  if (s.activity_sums && s.activity_sums.spend.length === s.activity.length + 1) {
+    return activityInWindow({ activity: s.activity, activity_sums: s.activity_sums }, w.from === null ? Number.NEGATIVE_INFINITY : parseInstant(w.from, 'from'), parseInstant(now, 'now'));
+  }
   return sumActivityInWindow(s.activity, w.from, now);
 };
 
@@ -90,15 +94,15 @@ export const tierReviewAt = (s: Pick<MemberAggregate, 'activity'>, tier: Tier, n
         if (sorted[mid].ms < nowMs - w) lo = mid + 1;
         else hi = mid;
       }
-      const inWindow: Activity[] = [];
-      for (let i = lo; i < sorted.length && sorted[i].ms <= nowMs; i++) inWindow.push(sorted[i]);
+      let end = lo;
+      while (end < sorted.length && sorted[end].ms <= nowMs) end++;
       const metrics: TierMetrics = { spend: 0, points: 0, orders: 0 };
-      for (const a of inWindow) { metrics.spend += a.spend; metrics.points += a.points; metrics.orders += a.orders; }
+      for (let i = lo; i < end; i++) { metrics.spend += sorted[i].spend; metrics.points += sorted[i].points; metrics.orders += sorted[i].orders; }
       // activity leaves the window (at + window, inclusive) oldest first: find the first drop that disqualifies
-      for (let i = 0; i < inWindow.length;) {
-        const ms = inWindow[i].ms;
-        while (i < inWindow.length && inWindow[i].ms === ms) {
-          metrics.spend -= inWindow[i].spend; metrics.points -= inWindow[i].points; metrics.orders -= inWindow[i].orders;
+      for (let i = lo; i < end;) {
+        const ms = sorted[i].ms;
+        while (i < end && sorted[i].ms === ms) {
+          metrics.spend -= sorted[i].spend; metrics.points -= sorted[i].points; metrics.orders -= sorted[i].orders;
           i++;
         }
         if (!qualifies(tier, metrics)) return new Date(ms + w + 1).toISOString();

@@ -1,6 +1,6 @@
 import { PoolClient } from 'pg';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
-import { Lot, MemberAggregate, liveLots } from '@loyalty/domain-member';
+import { MemberAggregate, firstDatedLot, holdsLots } from '@loyalty/domain-member';
 import { MemberFold } from '../projections/member-fold';
 import { parseMemberStream } from '../ledger.context';
 
@@ -28,13 +28,8 @@ export const dueItemsOf = (s: MemberAggregate): DueItem[] => {
     if (release === null || ms < release.ms) release = { at: e.release_at, ms };
   }
   if (release) items.push({ kind: 'release', entry_id: '', due_at: release.at });
-  let holding = false;
-  let expire: Lot | null = null;
-  for (const lot of liveLots(s)) {
-    holding = true;
-    if (lot.expires_ms === null || lot.expired) continue;
-    if (expire === null || lot.expires_ms < expire.expires_ms!) expire = lot;
-  }
+  const holding = holdsLots(s);
+  const expire = firstDatedLot(s);
   if (expire) items.push({ kind: 'expire', entry_id: '', due_at: expire.expires_at! });
   if (holding && s.last_activity_at) items.push({ kind: 'inactive', entry_id: '', due_at: s.last_activity_at });
   if (s.tier && s.tier_review_at) items.push({ kind: 'tier', entry_id: '', due_at: s.tier_review_at });
