@@ -27,6 +27,54 @@ export const EVENT_STORE_MIGRATIONS: Migration[] = [
       create index events_global on es.events (transaction_id, global_position);
     `,
   },
+  {
+    // An append in ONE round trip (it was seven: begin, lock, look for the ids, insert, stream
+    // revision, notify, commit). Same rules: the stream row is locked; every id already there = this
+    // append happened before (its last event is returned, nothing written); some of them = conflict;
+    // expected 'no_stream' | 'any' | <revision> is checked against the locked revision.
+    // outcome: 'ok' | 'duplicate' | 'conflict' (actual = the stream's revision, null = no stream).
+    id: 'event-store-002',
+    sql: `
+      create or replace function es.append_events(p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
+      returns table (outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
+      language plpgsql as $fn$
+      #variable_conflict use_column
+      declare
+        v_actual bigint;
+        v_found int;
+        v_first bigint;
+        v_next bigint;
+      begin
+        select s.revision into v_actual from es.streams s where s.stream_id = p_stream for update;
+        select count(*) into v_found from es.events e where e.stream_id = p_stream and e.event_id = any(p_ids);
+        if v_found = cardinality(p_ids) then
+          return query select 'duplicate'::text, v_actual, e.stream_revision, e.global_position, e.transaction_id::text
+            from es.events e where e.stream_id = p_stream and e.event_id = any(p_ids) order by e.stream_revision desc limit 1;
+          return;
+        end if;
+        if v_found > 0
+           or (p_expected = 'no_stream' and v_actual is not null)
+           or (p_expected not in ('no_stream', 'any') and (v_actual is null or v_actual <> p_expected::bigint)) then
+          return query select 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
+          return;
+        end if;
+        v_first := coalesce(v_actual + 1, 0);
+        v_next := v_first + cardinality(p_ids) - 1;
+        return query
+          with ins as (
+            insert into es.events as ev (stream_id, stream_revision, event_id, type, data, metadata)
+            select p_stream, v_first + t.ord - 1, t.id, t.type, t.data, t.metadata
+            from unnest(p_ids, p_types, p_data, p_meta) with ordinality as t(id, type, data, metadata, ord)
+            returning ev.global_position, ev.transaction_id
+          )
+          select 'ok'::text, v_actual, v_next, max(ins.global_position), max(ins.transaction_id::text) from ins;
+        insert into es.streams (stream_id, revision) values (p_stream, v_next)
+          on conflict (stream_id) do update set revision = excluded.revision;
+        perform pg_notify('es_appended', '');
+      end
+      $fn$;
+    `,
+  },
 ];
 
 type Row = {
@@ -97,6 +145,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async appendOnce(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (!this.options.beforeCommit) return this.appendInOneTrip(streamId, events, expected);
     const client = await this.pool.connect();
     try {
       await client.query('begin');
@@ -142,6 +191,20 @@ export class PostgresEventStore implements EventStore {
     } finally {
       client.release();
     }
+  }
+
+  /** The append as one statement (es.append_events): one round trip, its own transaction. */
+  private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const { rows } = await this.pool.query<{ outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null }>(
+      'select * from es.append_events($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])',
+      [streamId, typeof expected === 'bigint' ? expected.toString() : expected, events.map((e) => e.id), events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {}))]);
+    const r = rows[0];
+    if (!r || r.outcome === 'conflict') {
+      throw new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
+    }
+    // the transaction id (xid8) orders commits; the largest global position of the append is its position
+    return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
   }
 
   async readStream(streamId: string, fromRevision = 0n, maxCount = 1_000_000): Promise<RecordedEvent[]> {

@@ -322,6 +322,8 @@ export class KafkaBus extends CommandBus {
       client: clientConfig(clientId, brokers),
       consumer: { groupId: options.groupId ?? clientId, ...lowLatencyConsumer },
       producer: producerConfig,
+      // no request patterns: nothing to hear back, so no reply consumer (and no idle fetching)
+      producerOnlyMode: this.patterns.size === 0,
     });
     // ClientKafka only subscribes to reply topics registered before it connects.
     for (const pattern of this.patterns) this.client.subscribeToResponseOf(pattern);

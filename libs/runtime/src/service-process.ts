@@ -34,6 +34,12 @@ export interface ProcessOptions {
   configure?: (app: INestApplication, config: AppConfig) => void;
   /** the gateway brings its own ops routes */
   withOps?: boolean;
+  /**
+   * The patterns this process sends requests to (its bus subscribes to their replies only; a
+   * request to any other pattern fails at once). Default: every pattern (the gateway). A service
+   * that requests nothing sends no requests and joins no reply group.
+   */
+  requests?: readonly string[];
 }
 
 /**
@@ -49,7 +55,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   // LOYALTY_BUS_TIMEOUT_MS: how long a request waits for its reply before failing 503 'unavailable' (default 30 s)
   const timeoutMs = process.env.LOYALTY_BUS_TIMEOUT_MS ? Number(process.env.LOYALTY_BUS_TIMEOUT_MS) : undefined;
   if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) throw new Error(`LOYALTY_BUS_TIMEOUT_MS must be a positive integer, got ${process.env.LOYALTY_BUS_TIMEOUT_MS}`);
-  const bus = new KafkaBus(config.kafkaBrokers, `loyalty-${options.name}-${process.pid}`, ALL_PATTERNS, { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs });
+  const bus = new KafkaBus(config.kafkaBrokers, `loyalty-${options.name}-${process.pid}`, [...(options.requests ?? ALL_PATTERNS)], { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs });
   // A broker that has just started answers 'group coordinator not available' for a few seconds
   // (its offsets topic is being created); a failed connect is forgotten, so try again for a minute.
   for (const deadline = Date.now() + 60_000; ;) {

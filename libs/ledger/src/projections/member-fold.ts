@@ -4,7 +4,8 @@ import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-mem
 /**
  * A projection's private fold of member aggregates, cached per stream by revision: the state after
  * each event costs one evolve, and a cold or out-of-step stream is read up to the event before.
- * One instance per projection (evolve mutates the state it is given).
+ * Projections that run in one runner (one pass over the same events) share an instance: the first
+ * to see an event advances it, the others read the same state (none of them may mutate it).
  */
 export class MemberFold {
   private readonly cache = new Map<string, { revision: bigint; state: MemberAggregate }>();
@@ -14,6 +15,8 @@ export class MemberFold {
   /** The member's state after `event`; `cold` when it had to be rebuilt from the stream. */
   async advance(event: RecordedEvent): Promise<{ state: MemberAggregate; cold: boolean }> {
     let cached = this.cache.get(event.streamId);
+    // another projection of the same runner already advanced the fold to this event
+    if (cached && cached.revision === event.revision) return { state: cached.state, cold: false };
     const cold = !cached || cached.revision !== event.revision - 1n;
     if (!cached || cold) {
       let state = memberEvolver.initialState();

@@ -15,8 +15,8 @@ export class MembersProjection implements Projection {
   readonly tables = ['ledger.members'];
   private readonly fold: MemberFold;
 
-  constructor(store: EventStore, private readonly vault: PiiVault) {
-    this.fold = new MemberFold(store);
+  constructor(store: EventStore, private readonly vault: PiiVault, fold?: MemberFold) {
+    this.fold = fold ?? new MemberFold(store);
   }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {

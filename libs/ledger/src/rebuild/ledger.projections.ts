@@ -5,6 +5,7 @@ import { MembersProjection } from '../projections/members.projection';
 import { DueItemsProjection } from '../sweeps/due-items.projection';
 import { MigrationEntriesProjection } from '../migrations-import/migration-entries.projection';
 import { EntryIndexProjection } from '../orders/entry-index.projection';
+import { MemberFold } from '../projections/member-fold';
 
 /**
  * What every service's projection registry is given (the rebuild tool and the service modules).
@@ -19,9 +20,13 @@ export interface ProjectionDeps {
 }
 
 /** Every read model of the ledger service, in the order its runners start. */
-export const LEDGER_PROJECTIONS = (deps: ProjectionDeps): Projection[] => [
-  new MembersProjection(deps.store, deps.vault ?? new PiiVault(deps.pool)),
-  new DueItemsProjection(deps.store),
-  new MigrationEntriesProjection(),
-  new EntryIndexProjection(),
-];
+export const LEDGER_PROJECTIONS = (deps: ProjectionDeps): Projection[] => {
+  // the member read models share one fold of each member stream (they run in one runner)
+  const fold = new MemberFold(deps.store);
+  return [
+    new MembersProjection(deps.store, deps.vault ?? new PiiVault(deps.pool), fold),
+    new DueItemsProjection(deps.store, fold),
+    new MigrationEntriesProjection(),
+    new EntryIndexProjection(),
+  ];
+};

@@ -51,8 +51,8 @@ export class DueItemsProjection implements Projection {
   /** the due set last written per stream, so unchanged sets cost no SQL */
   private readonly written = new Map<string, string>();
 
-  constructor(store: EventStore) {
-    this.fold = new MemberFold(store);
+  constructor(store: EventStore, fold?: MemberFold) {
+    this.fold = fold ?? new MemberFold(store);
   }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
