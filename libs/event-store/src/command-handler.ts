@@ -59,8 +59,29 @@ export class CommandHandler {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.mutex.run(streamId, async () => {
-          const { state, revision } = await this.loadUnlocked(streamId, evolver);
-          const decision = await decide(state, revision);
+          // Optimistic first try: decide on the cached state without reading the stream's tail. Only a
+          // decision that appends can be trusted from it (the append's expected revision proves the
+          // state was current, or conflicts and the retry reads the tail); one that appends nothing,
+          // or refuses, is decided again on the stream as it is now.
+          const cached = attempt === 0 ? (this.cache.get(streamId) as CacheEntry<S> | undefined) : undefined;
+          let state: S;
+          let revision: bigint | 'no_stream';
+          let decision: Decision<E, R> | null = null;
+          if (cached) {
+            try {
+              const d = await decide(cached.state, cached.revision);
+              if (d.events.length > 0) decision = d;
+            } catch {
+              decision = null;
+            }
+          }
+          if (decision && cached) {
+            state = cached.state;
+            revision = cached.revision;
+          } else {
+            ({ state, revision } = await this.loadUnlocked(streamId, evolver));
+            decision = await decide(state, revision);
+          }
           if (decision.events.length === 0) return { result: decision.result, state, revision, append: null };
           const append = await this.store.append(
             streamId,
@@ -92,6 +113,14 @@ export class CommandHandler {
     }
   }
 
+  /**
+   * The state this process last saw of a stream, without reading the store (possibly behind it):
+   * only for facts that never change back once true (e.g. a member exists).
+   */
+  peek<S>(streamId: string): S | undefined {
+    return (this.cache.get(streamId) as CacheEntry<S> | undefined)?.state;
+  }
+
   /** Forgets cached state (e.g. after erasure or a rebuild). */
   forget(streamId?: string): void {
     if (streamId) this.cache.delete(streamId);
@@ -108,7 +137,8 @@ export class CommandHandler {
       state = evolver.evolve(state, { type: e.type, data: e.data } as E);
       revision = e.revision;
     }
-    if (tail.length || cached) this.remember(streamId, { state, revision });
+    // an empty stream is remembered too: the command that creates it then decides without a second read
+    this.remember(streamId, { state, revision });
     return { state, revision };
   }
 

@@ -4,7 +4,7 @@ import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, APP_CONFIG, COMMAND_BUS, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { IngestMessages } from './ingest.messages';
-import { IngestWorker } from './process-events/ingest.worker';
+import { IngestWorker, IngestWorkerOptions } from './process-events/ingest.worker';
 import { EventQueueRepository } from './queue/event-queue.repository';
 import { ReadEventsService } from './read-events/read-events.service';
 import { SubmitEventsService } from './submit-events/submit-events.service';
@@ -14,6 +14,15 @@ import { SubmitEventsService } from './submit-events/submit-events.service';
  * (schema `ingest`), feeds them to the ledger one order at a time and tracks their EventStatus.
  * The worker runs in the process that hosts this module (the ingest app, or standalone).
  */
+/** LOYALTY_INGEST_CONCURRENCY: events a worker processes at once (never two of one order). */
+const workerOptionsFromEnv = (): Partial<IngestWorkerOptions> => {
+  const raw = process.env.LOYALTY_INGEST_CONCURRENCY;
+  if (raw === undefined || raw === '') return {};
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 1000) throw new Error(`LOYALTY_INGEST_CONCURRENCY must be an integer 1..1000, got ${raw}`);
+  return { concurrency: n };
+};
+
 @Module({
   controllers: [IngestMessages],
   providers: [
@@ -22,7 +31,7 @@ import { SubmitEventsService } from './submit-events/submit-events.service';
       provide: IngestWorker,
       inject: [EventQueueRepository, COMMAND_BUS, ProgramStore],
       useFactory: (repo: EventQueueRepository, bus: CommandBus, programs: ProgramStore) =>
-        new IngestWorker(repo, bus, async (tenant) => programs.now(tenant)),
+        new IngestWorker(repo, bus, async (tenant) => programs.now(tenant), workerOptionsFromEnv()),
     },
     {
       provide: SubmitEventsService,

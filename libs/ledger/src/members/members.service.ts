@@ -103,6 +103,12 @@ export class MembersService {
     return { data, pagination: { cursor: more ? encodeCursor([start + ids.length - 1]) : null } };
   }
 
+  /** Whether the member exists: a member never stops existing, so a cached sighting is enough. */
+  private async exists(tenant: string, memberId: string): Promise<boolean> {
+    if (this.ctx.handler.peek<MemberAggregate>(memberStream(tenant, memberId))?.exists) return true;
+    return (await this.load(tenant, memberId)).exists;
+  }
+
   // ---------- writes ----------
 
   /** Runs a decision on a member stream and waits until the read models have seen it. */
@@ -204,7 +210,7 @@ export class MembersService {
 
   /** A creation that failed leaves no identity claims behind (they would hold an email or phone for nobody). */
   private async releaseClaimsOfUncreated(tenant: string, memberId: string): Promise<void> {
-    if ((await this.load(tenant, memberId)).exists) return;
+    if ((await this.exists(tenant, memberId))) return;
     await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
   }
 
@@ -213,7 +219,7 @@ export class MembersService {
     // give the claimant a moment to append before completing its work
     if (attempt > 0) {
       for (let i = 0; i < 20; i++) {
-        if ((await this.load(tenant, memberId)).exists) return 'exists';
+        if ((await this.exists(tenant, memberId))) return 'exists';
         await sleep(25);
       }
     }
@@ -335,7 +341,7 @@ export class MembersService {
     for (let attempt = 0; attempt < 50; attempt++) {
       for (const [kind, value] of [['email', ids.email], ['ref', ids.external_ref], ['phone', ids.phone]] as const) {
         const o = await this.owner(tenant, kind, value);
-        if (o && (await this.load(tenant, o)).exists) return { memberId: o, created: false };
+        if (o && (await this.exists(tenant, o))) return { memberId: o, created: false };
       }
       const candidate = newId('M');
       const [kind, value] = ids.email ? ['email', ids.email] as const : ids.external_ref ? ['ref', ids.external_ref] as const : ['phone', ids.phone!] as const;
