@@ -17,6 +17,8 @@ export interface Projection {
   /** Tables the projection owns, truncated by a rebuild. */
   tables: string[];
   apply(tx: PoolClient, event: RecordedEvent): Promise<void>;
+  /** Called at the start of each batch's transaction (e.g. to drop what it cached for the previous batch). */
+  beforeBatch?(tx: PoolClient): void | Promise<void>;
 }
 
 /**
@@ -124,6 +126,7 @@ export class ProjectionRunner {
         `insert into es.checkpoints (name, commit_pos, prepare_pos) select n, '0', '0' from unnest($1::text[]) as t(n) order by n
          on conflict (name) do update set name = excluded.name returning name, commit_pos, prepare_pos`, [names]);
       const stored = new Map(rows.map((r) => [r.name, { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } as Position]));
+      for (const p of this.projections) await p.beforeBatch?.(client);
       for (const e of events) {
         for (const p of this.projections) {
           if (comparePositions(e.position, stored.get(p.name)!) > 0 && matchesFilter(e, p.filter)) await p.apply(client, e);

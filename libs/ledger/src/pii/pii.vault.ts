@@ -10,6 +10,7 @@ export interface Pii { email: string | null; phone: string | null; external_ref:
  */
 export class PiiVault {
   private readonly keys = new Map<string, Buffer | null>();
+  private readonly opened = new WeakMap<SealedPii, Pii>();
   constructor(private readonly pool: Pool) {}
 
   private id(tenant: string, memberId: string) { return `${tenant}/${memberId}`; }
@@ -42,10 +43,15 @@ export class PiiVault {
     if (!sealed) return empty;
     const key = await this.keyFor(tenant, memberId, false);
     if (!key) return empty;
+    // a sealed value is immutable: decrypt it once (only while its key exists, checked just above)
+    const known = this.opened.get(sealed);
+    if (known) return { ...known };
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
     decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
     const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
-    return { ...empty, ...(JSON.parse(text) as Pii) };
+    const pii = { ...empty, ...(JSON.parse(text) as Pii) };
+    this.opened.set(sealed, pii);
+    return { ...pii };
   }
 
   async destroy(tenant: string, memberId: string): Promise<void> {

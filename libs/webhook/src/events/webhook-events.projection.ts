@@ -64,7 +64,22 @@ export class WebhookEventsProjection implements Projection {
     private readonly onQueued: () => void = () => undefined,
   ) {}
 
-  reset(): void { this.cache.clear(); }
+  reset(): void { this.cache.clear(); this.batchSubscribers.clear(); }
+
+  /** A tenant's active endpoints, read once per batch (the batch is one transaction, milliseconds long). */
+  private readonly batchSubscribers = new Map<string, Promise<Awaited<ReturnType<EndpointsRepository['subscribers']>>>>();
+
+  beforeBatch(): void { this.batchSubscribers.clear(); }
+
+  private subscribersOf(tx: PoolClient, tenant: string) {
+    let hit = this.batchSubscribers.get(tenant);
+    if (!hit) {
+      hit = this.endpoints.subscribers(tx, tenant);
+      this.batchSubscribers.set(tenant, hit);
+      hit.catch(() => this.batchSubscribers.delete(tenant));
+    }
+    return hit;
+  }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
     if (event.streamId.startsWith('referral-')) return this.applyReferral(tx, event);
@@ -85,7 +100,7 @@ export class WebhookEventsProjection implements Projection {
 
     if (e.type === 'EntryRecorded' || e.type === 'EntryReleased') await this.watchLots(tx, ids.tenant, ids.memberId, f);
 
-    const subscribers = (await this.endpoints.subscribers(tx, ids.tenant))
+    const subscribers = (await this.subscribersOf(tx, ids.tenant))
       // an endpoint hears what happens after it was registered, not a backlog from before
       .filter((s) => s.created_at.getTime() <= event.createdAt.getTime());
     if (!subscribers.length) return;
@@ -123,7 +138,7 @@ export class WebhookEventsProjection implements Projection {
     const ids = parseReferralStreamId(event.streamId);
     const data = event.data as { at?: string; referral?: { id?: string } };
     if (!ids || !data.referral?.id) return;
-    const subscribers = (await this.endpoints.subscribers(tx, ids.tenant))
+    const subscribers = (await this.subscribersOf(tx, ids.tenant))
       .filter((s) => s.events.includes('referral.qualified') && s.created_at.getTime() <= event.createdAt.getTime());
     const at = data.at ?? event.createdAt.toISOString();
     let queued = 0;
