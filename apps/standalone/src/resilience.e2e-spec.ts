@@ -141,7 +141,8 @@ describe('exactly-once under crashes (distributed over Kafka)', () => {
     // A caller waits 2 minutes for a reply (default 30 s): long enough that ingest never re-sends
     // while a test restarts the ledger, so an event completed at its first attempt was answered by
     // Kafka redelivering the original request to the new ledger process.
-    dist = await startDistributed({ env: { LOYALTY_BUS_TIMEOUT_MS: String(BUS_TIMEOUT_MS) } });
+    // The ingest worker runs 8 events at once (default 32), so 20 orders of one test are partly running, partly queued.
+    dist = await startDistributed({ env: { LOYALTY_BUS_TIMEOUT_MS: String(BUS_TIMEOUT_MS), LOYALTY_INGEST_CONCURRENCY: '8' } });
     app = await startTestApp({}, dist);
     const p = await app.createProgram({ rules: RULES });
     tenant = p.programId;

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { AppendResult, EventMetadata, EventStore, RecordedEvent, WrongExpectedRevisionError } from './event-store.port';
+import { SnapshotPolicy, SnapshotStore, foldStream } from './snapshots';
 
 /** What a stream's aggregate needs to be folded: a start state and an evolve step (may mutate and return the state). */
 export interface Evolver<S, E extends { type: string; data: unknown }> {
   initialState: () => S;
   evolve: (state: S, event: E) => S;
+  /** persisted snapshots of this aggregate (with a SnapshotStore): a cold load folds only the events since the last one */
+  snapshot?: SnapshotPolicy;
 }
 
 export interface Decision<E, R> {
@@ -44,7 +47,12 @@ export class CommandHandler {
   private readonly cache = new Map<string, CacheEntry<unknown>>();
   private readonly mutex = new KeyedMutex();
 
-  constructor(private readonly store: EventStore, private readonly maxCached = 50_000, private readonly maxRetries = 10) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly maxCached = 50_000,
+    private readonly maxRetries = 10,
+    private readonly snapshots: SnapshotStore | null = null,
+  ) {}
 
   /** Reads a stream's current state without deciding anything. */
   async load<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>): Promise<{ state: S; revision: bigint | 'no_stream' }> {
@@ -83,17 +91,15 @@ export class CommandHandler {
             decision = await decide(state, revision);
           }
           if (decision.events.length === 0) return { result: decision.result, state, revision, append: null };
-          const append = await this.store.append(
-            streamId,
-            decision.events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: e.metadata })),
-            revision,
-          );
+          const toAppend = decision.events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: e.metadata }));
+          const append = await this.store.append(streamId, toAppend, revision);
           // Fold our own events only when the append wrote them (an idempotent replay re-reads instead).
           const expectedNext = (revision === 'no_stream' ? -1n : revision) + BigInt(decision.events.length);
           if (append.nextRevision === expectedNext) {
             let s = state;
             for (const e of decision.events) s = evolver.evolve(s, { type: e.type, data: e.data } as E);
             this.remember(streamId, { state: s, revision: append.nextRevision });
+            this.snapshotIfDue(streamId, evolver, revision, append.nextRevision, toAppend[toAppend.length - 1].id);
             return { result: decision.result, state: s, revision: append.nextRevision, append };
           }
           this.cache.delete(streamId);
@@ -127,8 +133,29 @@ export class CommandHandler {
     else this.cache.clear();
   }
 
+  /** After an append that crossed a multiple of the evolver's snapshot interval: store the state (in the background). */
+  private snapshotIfDue<S, E extends { type: string; data: unknown }>(
+    streamId: string, evolver: Evolver<S, E>, before: bigint | 'no_stream', after: bigint, lastEventId: string,
+  ): void {
+    const policy = evolver.snapshot;
+    if (!policy || !this.snapshots) return;
+    const every = BigInt(policy.every);
+    // the append took the stream across a multiple of `every` events (revision r = r + 1 events)
+    const countBefore = before === 'no_stream' ? 0n : before + 1n;
+    if (countBefore / every === (after + 1n) / every) return;
+    const state = (this.cache.get(streamId) as CacheEntry<S> | undefined)?.state;
+    if (state === undefined) return;
+    this.snapshots.saveSoon(streamId, policy, after, lastEventId, state);
+  }
+
   private async loadUnlocked<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>) {
     const cached = this.cache.get(streamId) as CacheEntry<S> | undefined;
+    if (!cached && evolver.snapshot && this.snapshots) {
+      // cold: the newest snapshot and the events after it
+      const { state, revision } = await foldStream(this.store, this.snapshots, streamId, evolver);
+      this.remember(streamId, { state, revision });
+      return { state, revision };
+    }
     let state = cached ? cached.state : evolver.initialState();
     let revision: bigint | 'no_stream' = cached ? cached.revision : 'no_stream';
     const from = revision === 'no_stream' ? 0n : revision + 1n;

@@ -3,3 +3,4 @@ export * from './postgres.event-store';
 export * from './eventstoredb.event-store';
 export * from './command-handler';
 export * from './projection-runner';
+export * from './snapshots';

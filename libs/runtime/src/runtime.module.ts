@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
-import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, EventStoreDBEventStore, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, EventStoreDBEventStore, PROJECTION_MIGRATIONS, PostgresEventStore, SNAPSHOT_MIGRATIONS, SnapshotStore } from '@loyalty/event-store';
 import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, Migration, PG_POOL, createPool, ensureDatabase, migrate } from '@loyalty/platform';
 import type { CommandBus } from '@loyalty/messaging';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
@@ -11,7 +11,7 @@ export interface RuntimeOptions { config: AppConfig; migrations: Migration[] }
 export const openRuntime = async (options: RuntimeOptions): Promise<{ pool: Pool; store: EventStore }> => {
   await ensureDatabase(options.config.databaseUrl);
   const pool = createPool(options.config.databaseUrl, 30);
-  await migrate(pool, [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...options.migrations]);
+  await migrate(pool, [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...SNAPSHOT_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...options.migrations]);
   let store: EventStore;
   if (options.config.eventStore === 'eventstoredb') {
     if (!options.config.eventStoreUrl) throw new Error('EVENT_STORE=eventstoredb needs EVENTSTORE_URL (e.g. esdb://localhost:2113?tls=false)');
@@ -41,7 +41,7 @@ export class RuntimeModule {
         { provide: APP_CONFIG, useValue: config },
         { provide: PG_POOL, useValue: pool },
         { provide: EVENT_STORE, useValue: store },
-        { provide: COMMAND_HANDLER, useValue: new CommandHandler(store) },
+        { provide: COMMAND_HANDLER, useValue: new CommandHandler(store, undefined, undefined, new SnapshotStore(pool)) },
         { provide: ProgramStore, useValue: new ProgramStore(pool) },
         { provide: COMMAND_BUS, useValue: bus },
         RuntimeLifecycle,

@@ -1,6 +1,6 @@
 import { Inject, Logger, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Pool } from 'pg';
-import { EventStore, ProjectionRunner } from '@loyalty/event-store';
+import { EventStore, ProjectionRunner, SnapshotStore } from '@loyalty/event-store';
 import { AppConfig, APP_CONFIG, EVENT_STORE, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { DeliveryQueue } from './delivery/delivery.queue';
@@ -40,7 +40,7 @@ export class WebhookContext {
     });
     const info = programInfoSource(programs);
     const now = (tenant: string) => programs.now(tenant);
-    this.projection = new WebhookEventsProjection(store, this.endpoints, this.queue, info, () => this.worker.wakeSoon());
+    this.projection = new WebhookEventsProjection(store, this.endpoints, this.queue, info, () => this.worker.wakeSoon(), new SnapshotStore(pool));
     this.sweeper = new ExpiringSoonSweeper(pool, this.endpoints, this.queue, info, now, () => this.worker.wakeSoon());
     this.service = new EndpointsService(this.endpoints, this.queue, this.sender, { timeoutMs: config.webhookTimeoutMs, now });
   }

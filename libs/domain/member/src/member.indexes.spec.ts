@@ -1,7 +1,8 @@
+import { deserialize, serialize } from 'node:v8';
 import fc from 'fast-check';
 import { sumActivityInWindow } from '@loyalty/domain-earning';
 import type { MemberEvent } from './member.events';
-import { MemberAggregate, activityInWindow, causesWithPrefix, firstDatedLot, holdsLots, initialMemberState, liveLots, evolveMember } from './member.state';
+import { MemberAggregate, activityInWindow, balancesOf, causesWithPrefix, firstDatedLot, holdsLots, initialMemberState, liveLots, evolveMember } from './member.state';
 import { DAY, T0, at, created, entry } from './testing/member.builder';
 
 /**
@@ -112,6 +113,30 @@ describe('member indexes agree with a walk over the whole state', () => {
         checkIndexes(s, Date.parse(at(day)));
       }
     }), { numRuns: 150 });
+  });
+
+  it('a state restored from a V8 snapshot (persisted snapshots) evolves exactly like the original', () => {
+    fc.assert(fc.property(fc.array(step, { minLength: 2, maxLength: 50 }), fc.nat(), (steps, cut) => {
+      const s = evolveMember(initialMemberState(), created(T0));
+      const split = cut % steps.length;
+      let day = 0;
+      let copy: MemberAggregate | null = null;
+      for (const [i, x] of steps.entries()) {
+        if (i === split) copy = deserialize(serialize(s)) as MemberAggregate;
+        day += 1;
+        const e = eventFor(s, x, day);
+        if (!e) continue;
+        evolveMember(s, e);
+        if (copy) evolveMember(copy, e);
+      }
+      const c = copy ?? (deserialize(serialize(s)) as MemberAggregate);
+      expect(balancesOf(c)).toEqual(balancesOf(s));
+      expect([...liveLots(c)].map((l) => [l.entry_id, l.remaining_cents])).toEqual([...liveLots(s)].map((l) => [l.entry_id, l.remaining_cents]));
+      expect(firstDatedLot(c)?.entry_id ?? null).toBe(firstDatedLot(s)?.entry_id ?? null);
+      expect([...c.pending_earns]).toEqual([...s.pending_earns]);
+      expect(c.activity_sums).toEqual(s.activity_sums);
+      expect(c.order).toEqual(s.order);
+    }), { numRuns: 100 });
   });
 
   it('lots_changed names exactly the lots the last event created or changed', () => {

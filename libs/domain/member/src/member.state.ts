@@ -498,4 +498,9 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
   }
 };
 
-export const memberEvolver = { initialState: initialMemberState, evolve: evolveMember };
+/**
+ * The member's evolver. Its state is snapshotted every 500 events (a cold load of a long history
+ * folds at most that many); bump `version` whenever the shape of MemberAggregate changes, so older
+ * snapshots are ignored.
+ */
+export const memberEvolver = { initialState: initialMemberState, evolve: evolveMember, snapshot: { version: 'member-2', every: 500 } };

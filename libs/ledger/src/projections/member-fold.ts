@@ -1,4 +1,4 @@
-import { EventStore, RecordedEvent } from '@loyalty/event-store';
+import { EventStore, RecordedEvent, SnapshotStore, foldStream } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
 
 /**
@@ -10,7 +10,7 @@ import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-mem
 export class MemberFold {
   private readonly cache = new Map<string, { revision: bigint; state: MemberAggregate }>();
 
-  constructor(private readonly store: EventStore, private readonly maxStreams = 20_000) {}
+  constructor(private readonly store: EventStore, private readonly maxStreams = 20_000, private readonly snapshots: SnapshotStore | null = null) {}
 
   /** The member's state after `event`; `cold` when it had to be rebuilt from the stream. */
   async advance(event: RecordedEvent): Promise<{ state: MemberAggregate; cold: boolean }> {
@@ -19,9 +19,8 @@ export class MemberFold {
     if (cached && cached.revision === event.revision) return { state: cached.state, cold: false };
     const cold = !cached || cached.revision !== event.revision - 1n;
     if (!cached || cold) {
-      let state = memberEvolver.initialState();
-      const before = event.revision > 0n ? await this.store.readStream(event.streamId, 0n, Number(event.revision)) : [];
-      for (const e of before) state = memberEvolver.evolve(state, { type: e.type, data: e.data } as MemberEvent);
+      // the newest snapshot at or before the previous event, and the events after it
+      const { state } = await foldStream<MemberAggregate, MemberEvent>(this.store, this.snapshots, event.streamId, memberEvolver, event.revision - 1n);
       cached = { revision: event.revision - 1n, state };
     }
     const state = memberEvolver.evolve(cached.state, { type: event.type, data: event.data } as MemberEvent);

@@ -1,6 +1,6 @@
 import { PoolClient } from 'pg';
 import type { Balances } from '@loyalty/contracts';
-import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
+import { EventStore, Projection, RecordedEvent, SnapshotStore, foldStream } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, balancesOf, liveLots, memberEvolver } from '@loyalty/domain-member';
 import { parseTenantKey } from '@loyalty/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
@@ -62,6 +62,7 @@ export class WebhookEventsProjection implements Projection {
     private readonly queue: DeliveryQueue,
     private readonly program: ProgramInfoSource,
     private readonly onQueued: () => void = () => undefined,
+    private readonly snapshots: SnapshotStore | null = null,
   ) {}
 
   reset(): void { this.cache.clear(); this.batchSubscribers.clear(); }
@@ -156,9 +157,7 @@ export class WebhookEventsProjection implements Projection {
   private async foldedBefore(event: RecordedEvent): Promise<Folded> {
     const cached = this.cache.get(event.streamId);
     if (cached && cached.revision === event.revision - 1n) return cached;
-    let state = memberEvolver.initialState();
-    const earlier = event.revision > 0n ? await this.store.readStream(event.streamId, 0n, Number(event.revision)) : [];
-    for (const x of earlier) state = memberEvolver.evolve(state, { type: x.type, data: x.data } as MemberEvent);
+    const { state } = await foldStream<MemberAggregate, MemberEvent>(this.store, this.snapshots, event.streamId, memberEvolver, event.revision - 1n);
     // cold: the append this event belongs to counts from here (at worst one extra balance notice after a restart)
     return { revision: event.revision - 1n, state, appendCommit: null, appendStart: null, watched: true };
   }

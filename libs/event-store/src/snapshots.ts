@@ -1,0 +1,130 @@
+import { deserialize, serialize } from 'node:v8';
+import { Pool } from 'pg';
+import { Migration } from '@loyalty/platform';
+import { EventStore, RecordedEvent } from './event-store.port';
+
+/**
+ * Persisted snapshots of aggregate state, so that a process that has never seen a long stream
+ * (a restart, a new replica) folds the events since the last snapshot instead of the whole stream.
+ *
+ * A snapshot is the state after the event at `revision`, stored with that event's id: it is used
+ * only when the stream still has that event at that revision (a wiped sandbox stream that was
+ * created again under the same id, or any other mismatch, falls back to a full fold). The state is
+ * encoded with V8's serializer (Maps, Sets and shared references survive); the format key carries
+ * the evolver's own snapshot version and the V8 version, so a changed aggregate shape or a Node
+ * upgrade simply ignores older snapshots. Sealed personal data stays sealed inside (crypto-shredding
+ * still holds: erasure destroys the key, not the ciphertext).
+ */
+export const SNAPSHOT_MIGRATIONS: Migration[] = [
+  {
+    id: 'snapshots-001',
+    sql: `create schema if not exists es;
+          create table if not exists es.snapshots (
+            stream_id text not null, format text not null, revision bigint not null, event_id uuid not null,
+            state bytea not null, created_at timestamptz not null default now(),
+            primary key (stream_id, format, revision));`,
+  },
+];
+
+/** How an evolver's states are snapshotted: its shape version and how often (every N events). */
+export interface SnapshotPolicy { version: string; every: number }
+
+export interface Snapshot<S> { revision: bigint; eventId: string; state: S }
+
+export class SnapshotStore {
+  constructor(private readonly pool: Pool, private readonly keep = 2) {}
+
+  static format(policy: SnapshotPolicy): string { return `${policy.version}|v8-${process.versions.v8}`; }
+
+  /** The newest snapshot of the stream at or below `maxRevision` (any when omitted). */
+  async load<S>(streamId: string, policy: SnapshotPolicy, maxRevision?: bigint): Promise<Snapshot<S> | null> {
+    const { rows } = await this.pool.query<{ revision: string; event_id: string; state: Buffer }>(
+      `select revision, event_id, state from es.snapshots where stream_id = $1 and format = $2 and ($3::bigint is null or revision <= $3::bigint)
+       order by revision desc limit 1`,
+      [streamId, SnapshotStore.format(policy), maxRevision === undefined ? null : maxRevision.toString()]);
+    if (!rows.length) return null;
+    try {
+      return { revision: BigInt(rows[0].revision), eventId: rows[0].event_id, state: deserialize(rows[0].state) as S };
+    } catch {
+      return null; // unreadable: fold from the start
+    }
+  }
+
+  /** Encodes the state NOW (the caller may go on mutating it) and stores it in the background. */
+  saveSoon(streamId: string, policy: SnapshotPolicy, revision: bigint, eventId: string, state: unknown): void {
+    let bytes: Buffer;
+    try {
+      bytes = serialize(state);
+    } catch {
+      return;
+    }
+    void this.save(streamId, SnapshotStore.format(policy), revision, eventId, bytes).catch(() => undefined);
+  }
+
+  private async save(streamId: string, format: string, revision: bigint, eventId: string, bytes: Buffer): Promise<void> {
+    await this.pool.query(
+      `with ins as (
+         insert into es.snapshots (stream_id, format, revision, event_id, state) values ($1, $2, $3, $4, $5)
+         on conflict do nothing returning revision)
+       delete from es.snapshots s where s.stream_id = $1 and s.format = $2 and s.revision in (
+         -- this statement does not see the row it inserts: keeping keep - 1 of the others keeps keep
+         select revision from es.snapshots where stream_id = $1 and format = $2 and revision < $3 order by revision desc offset $6)`,
+      [streamId, format, revision.toString(), eventId, bytes, Math.max(0, this.keep - 1)]);
+  }
+
+  /** Drops a stream's snapshots (sandbox wipe); a mismatch is also caught on load. */
+  async forget(streamIdPrefix: string): Promise<void> {
+    await this.pool.query('delete from es.snapshots where stream_id like $1', [`${streamIdPrefix.replace(/[\\%_]/g, (c) => '\\' + c)}%`]);
+  }
+}
+
+/** What `foldStream` needs of an evolver. */
+export interface FoldableEvolver<S, E> {
+  initialState: () => S;
+  evolve: (state: S, event: E) => S;
+  snapshot?: SnapshotPolicy;
+}
+
+/**
+ * The state of a stream after the event at `upTo` (inclusive; the whole stream when omitted), from
+ * the newest usable snapshot at or below it plus the events after it. Saves a new snapshot when
+ * the fold went over `policy.every` events or more.
+ */
+export const foldStream = async <S, E extends { type: string; data: unknown }>(
+  store: EventStore,
+  snapshots: SnapshotStore | null | undefined,
+  streamId: string,
+  evolver: FoldableEvolver<S, E>,
+  upTo?: bigint,
+): Promise<{ state: S; revision: bigint | 'no_stream'; folded: number }> => {
+  const policy = evolver.snapshot;
+  const limit = (from: bigint): number => (upTo === undefined ? 1_000_000_000 : Number(upTo - from + 1n));
+  if (upTo !== undefined && upTo < 0n) return { state: evolver.initialState(), revision: 'no_stream', folded: 0 };
+  let state: S | null = null;
+  let revision: bigint | 'no_stream' = 'no_stream';
+  let events: RecordedEvent[] = [];
+  if (policy && snapshots) {
+    const snap = await snapshots.load<S>(streamId, policy, upTo).catch(() => null);
+    if (snap) {
+      // the snapshot's own event comes first: it proves the stream is the one the snapshot was taken of
+      const read = await store.readStream(streamId, snap.revision, limit(snap.revision));
+      if (read.length && read[0].revision === snap.revision && read[0].id === snap.eventId) {
+        state = snap.state;
+        revision = snap.revision;
+        events = read.slice(1);
+      }
+    }
+  }
+  if (state === null) {
+    state = evolver.initialState();
+    events = await store.readStream(streamId, 0n, limit(0n));
+  }
+  for (const e of events) {
+    state = evolver.evolve(state, { type: e.type, data: e.data } as E);
+    revision = e.revision;
+  }
+  if (policy && snapshots && events.length >= policy.every && revision !== 'no_stream') {
+    snapshots.saveSoon(streamId, policy, revision, events[events.length - 1].id, state);
+  }
+  return { state, revision, folded: events.length };
+};
