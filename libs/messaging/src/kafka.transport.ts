@@ -38,7 +38,10 @@ const clientConfig = (clientId: string, brokers: string[]) => ({
   brokers,
   logLevel: logLevel.WARN,
   connectionTimeout: 3_000,
-  retry: { initialRetryTime: 100, maxRetryTime: 2_000, retries: 5 },
+  // ~10 s of retries: a broker that has just created many topics answers "not the leader for that
+  // topic-partition" for a few seconds after their metadata names a leader (seen in CI: the first
+  // request of a fresh topology failed 503 after 5 retries, 1.4 s)
+  retry: { initialRetryTime: 100, maxRetryTime: 3_000, retries: 10 },
 });
 
 /** kafkajs logs through Nest's logger (as ClientKafka and ServerKafka do), not straight to the console. */
