@@ -63,12 +63,15 @@ describe('JsonKafkaRequestDeserializer', () => {
 });
 
 describe('kafkaServerOptions', () => {
-  it('uses the group id verbatim, consumes partitions concurrently and polls briefly', () => {
+  it('uses the group id verbatim, consumes partitions concurrently, bounds idle polls and starts new partitions at the earliest request', () => {
     const o = kafkaServerOptions(['127.0.0.1:9092'], 'loyalty-ledger', 'ledger-1');
     expect(o.transport).toBe(Transport.KAFKA);
     expect(o.options?.postfixId).toBe('');
     expect(o.options?.consumer).toMatchObject({ groupId: 'loyalty-ledger', allowAutoTopicCreation: true });
-    expect(o.options?.consumer?.maxWaitTimeInMs).toBeLessThanOrEqual(100);
+    // an idle long-poll is bounded (a fetch returns as soon as a request arrives, whatever this is)
+    expect(o.options?.consumer?.maxWaitTimeInMs).toBeLessThanOrEqual(1_000);
+    // a partition the group never committed on starts at its earliest request, not the log end
+    expect(o.options?.subscribe).toEqual({ fromBeginning: true });
     expect(o.options?.run?.partitionsConsumedConcurrently).toBeGreaterThan(1);
     expect(o.options?.client).toMatchObject({ clientId: 'ledger-1', brokers: ['127.0.0.1:9092'] });
     // Served by a ServerKafka that creates its topics before subscribing (Nest prefers `strategy`).
