@@ -193,7 +193,10 @@ export const ensureKafkaTopics = async (
   try {
     const existing = new Set(await admin.listTopics());
     const missing = [...new Set(topics)].filter((t) => !existing.has(t));
-    if (missing.length === 0) return;
+    if (missing.length === 0) {
+      await waitForOffsets(admin, [...new Set(topics)]);
+      return;
+    }
     // Resolves false (no throw) when another process created them in between. Not
     // `waitForLeaders`: kafkajs only retries LEADER_NOT_AVAILABLE there, and a KRaft broker often
     // answers UNKNOWN_TOPIC_OR_PARTITION for a moment after creating a topic.
@@ -205,8 +208,41 @@ export const ensureKafkaTopics = async (
       topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'retention.ms', value: String(REQUEST_RETENTION_MS) }] })),
     });
     await waitForLeaders(admin, missing);
+    await waitForOffsets(admin, [...new Set(topics)]);
   } finally {
     await admin.disconnect();
+  }
+};
+
+/**
+ * Polls until the broker answers a ListOffsets for every partition of the topics. Right after
+ * topics are created (by this process or another one a moment ago) their metadata names a leader
+ * while the broker still answers "does not host this topic-partition" for seconds; a consumer
+ * that joins then resolves its start offset late, and a reply consumer that resolves the log end
+ * only after the first reply arrived never sees that reply (seen in CI: the first request of a
+ * topology on a fresh broker timed out after 120 s with nothing in any log).
+ */
+const waitForOffsets = async (admin: Admin, topics: string[], timeoutMs = 60_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  let pending = topics;
+  let last: unknown = null;
+  while (pending.length && Date.now() < deadline) {
+    const failed: string[] = [];
+    for (const t of pending) {
+      try {
+        const offsets = await admin.fetchTopicOffsets(t);
+        if (!offsets.length) failed.push(t);
+      } catch (e) {
+        last = e;
+        failed.push(t);
+      }
+    }
+    pending = failed;
+    if (pending.length) await new Promise((r) => setTimeout(r, 100));
+  }
+  if (pending.length) {
+    const why = last instanceof Error ? `: ${last.message}` : '';
+    throw new Error(`Kafka topics ${pending.join(', ')} do not answer offset requests after ${timeoutMs} ms${why}`);
   }
 };
 
