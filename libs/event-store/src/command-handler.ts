@@ -99,7 +99,7 @@ export class CommandHandler {
             let s = state;
             for (const e of decision.events) s = evolver.evolve(s, { type: e.type, data: e.data } as E);
             this.remember(streamId, { state: s, revision: append.nextRevision });
-            this.snapshotIfDue(streamId, evolver, revision, append.nextRevision, toAppend[toAppend.length - 1].id);
+            this.snapshotIfDue(streamId, evolver, s, revision, append.nextRevision, toAppend[toAppend.length - 1].id);
             return { result: decision.result, state: s, revision: append.nextRevision, append };
           }
           this.cache.delete(streamId);
@@ -135,7 +135,7 @@ export class CommandHandler {
 
   /** After an append that crossed a multiple of the evolver's snapshot interval: store the state (in the background). */
   private snapshotIfDue<S, E extends { type: string; data: unknown }>(
-    streamId: string, evolver: Evolver<S, E>, before: bigint | 'no_stream', after: bigint, lastEventId: string,
+    streamId: string, evolver: Evolver<S, E>, state: S, before: bigint | 'no_stream', after: bigint, lastEventId: string,
   ): void {
     const policy = evolver.snapshot;
     if (!policy || !this.snapshots) return;
@@ -143,28 +143,25 @@ export class CommandHandler {
     // the append took the stream across a multiple of `every` events (revision r = r + 1 events)
     const countBefore = before === 'no_stream' ? 0n : before + 1n;
     if (countBefore / every === (after + 1n) / every) return;
-    const state = (this.cache.get(streamId) as CacheEntry<S> | undefined)?.state;
-    if (state === undefined) return;
     this.snapshots.saveSoon(streamId, policy, after, lastEventId, state);
   }
 
   private async loadUnlocked<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>) {
     const cached = this.cache.get(streamId) as CacheEntry<S> | undefined;
-    if (!cached && evolver.snapshot && this.snapshots) {
-      // cold: the newest snapshot and the events after it
+    if (!cached) {
+      // cold: the newest snapshot (when the evolver has them) and the events after it; an empty stream
+      // is remembered too, so the command that creates it decides without a second read
       const { state, revision } = await foldStream(this.store, this.snapshots, streamId, evolver);
       this.remember(streamId, { state, revision });
       return { state, revision };
     }
-    let state = cached ? cached.state : evolver.initialState();
-    let revision: bigint | 'no_stream' = cached ? cached.revision : 'no_stream';
-    const from = revision === 'no_stream' ? 0n : revision + 1n;
-    const tail: RecordedEvent[] = await this.store.readStream(streamId, from);
+    let state = cached.state;
+    let revision: bigint | 'no_stream' = cached.revision;
+    const tail: RecordedEvent[] = await this.store.readStream(streamId, revision === 'no_stream' ? 0n : revision + 1n);
     for (const e of tail) {
       state = evolver.evolve(state, { type: e.type, data: e.data } as E);
       revision = e.revision;
     }
-    // an empty stream is remembered too: the command that creates it then decides without a second read
     this.remember(streamId, { state, revision });
     return { state, revision };
   }

@@ -21,6 +21,8 @@ export interface Projection {
   beforeBatch?(tx: PoolClient): void | Promise<void>;
 }
 
+const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+
 /**
  * Runs one or more projections (a service's read models) from their checkpoints: each batch of
  * events, applied to every projection, and the new checkpoints are written in ONE transaction, so
@@ -53,7 +55,7 @@ export class ProjectionRunner {
       const r = rows.find((x) => x.name === n);
       return r ? { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } : START;
     });
-    this.position = positions.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+    this.position = earliest(positions);
     this.sub = this.store.subscribe({
       from: this.position,
       // No store-side filter: the checkpoint must move past events this projection ignores, or a
@@ -142,7 +144,7 @@ export class ProjectionRunner {
          from unnest($1::text[], $2::text[], $3::text[]) as t(n, c, p) where c.name = t.n`,
         [names, lasts.map((l) => l.commit.toString()), lasts.map((l) => l.prepare.toString())]);
       await client.query('commit');
-      this.position = lasts.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+      this.position = earliest(lasts);
       this.lastError = null;
     } catch (e) {
       await client.query('rollback').catch(() => undefined);

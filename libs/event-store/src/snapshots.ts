@@ -71,11 +71,6 @@ export class SnapshotStore {
          select revision from es.snapshots where stream_id = $1 and format = $2 and revision < $3 order by revision desc offset $6)`,
       [streamId, format, revision.toString(), eventId, bytes, Math.max(0, this.keep - 1)]);
   }
-
-  /** Drops a stream's snapshots (sandbox wipe); a mismatch is also caught on load. */
-  async forget(streamIdPrefix: string): Promise<void> {
-    await this.pool.query('delete from es.snapshots where stream_id like $1', [`${streamIdPrefix.replace(/[\\%_]/g, (c) => '\\' + c)}%`]);
-  }
 }
 
 /** What `foldStream` needs of an evolver. */

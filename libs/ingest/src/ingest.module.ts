@@ -9,11 +9,6 @@ import { EventQueueRepository } from './queue/event-queue.repository';
 import { ReadEventsService } from './read-events/read-events.service';
 import { SubmitEventsService } from './submit-events/submit-events.service';
 
-/**
- * The ingest service: accepts commerce events, dedupes them, queues them durably in PostgreSQL
- * (schema `ingest`), feeds them to the ledger one order at a time and tracks their EventStatus.
- * The worker runs in the process that hosts this module (the ingest app, or standalone).
- */
 /** LOYALTY_INGEST_CONCURRENCY: events a worker processes at once (never two of one order). */
 const workerOptionsFromEnv = (): Partial<IngestWorkerOptions> => {
   const raw = process.env.LOYALTY_INGEST_CONCURRENCY;
@@ -23,6 +18,11 @@ const workerOptionsFromEnv = (): Partial<IngestWorkerOptions> => {
   return { concurrency: n };
 };
 
+/**
+ * The ingest service: accepts commerce events, dedupes them, queues them durably in PostgreSQL
+ * (schema `ingest`), feeds them to the ledger one order at a time and tracks their EventStatus.
+ * The worker runs in the process that hosts this module (the ingest app, or standalone).
+ */
 @Module({
   controllers: [IngestMessages],
   providers: [

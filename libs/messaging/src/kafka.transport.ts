@@ -113,7 +113,6 @@ export class TopicCreatingServerKafka extends ServerKafka {
   }
 }
 
-
 /**
  * Options for `NestFactory.createMicroservice(AppModule, kafkaServerOptions(...))` (or
  * `app.connectMicroservice`) in a service process. `groupId` is the service's consumer group,
@@ -191,31 +190,31 @@ export const ensureKafkaTopics = async (
   const admin = new Kafka({ ...clientConfig('loyalty-topic-admin', brokers), logCreator: nestLogCreator('KafkaAdmin') }).admin();
   await admin.connect();
   try {
+    const unique = [...new Set(topics)];
     const existing = new Set(await admin.listTopics());
-    const missing = [...new Set(topics)].filter((t) => !existing.has(t));
-    if (missing.length === 0) {
-      await waitForOffsets(admin, [...new Set(topics)]);
-      return;
+    const missing = unique.filter((t) => !existing.has(t));
+    if (missing.length) {
+      // Resolves false (no throw) when another process created them in between. Not
+      // `waitForLeaders`: kafkajs only retries LEADER_NOT_AVAILABLE there, and a KRaft broker often
+      // answers UNKNOWN_TOPIC_OR_PARTITION for a moment after creating a topic (waitForOffsets
+      // below waits for that and more).
+      await admin.createTopics({
+        waitForLeaders: false,
+        // A request or reply is worth nothing after its caller gave up (seconds): a day of retention
+        // covers any redelivery after a crash, and bounds what a group starting from the earliest
+        // retained request (kafkaServerOptions) can find there.
+        topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'retention.ms', value: String(REQUEST_RETENTION_MS) }] })),
+      });
     }
-    // Resolves false (no throw) when another process created them in between. Not
-    // `waitForLeaders`: kafkajs only retries LEADER_NOT_AVAILABLE there, and a KRaft broker often
-    // answers UNKNOWN_TOPIC_OR_PARTITION for a moment after creating a topic.
-    await admin.createTopics({
-      waitForLeaders: false,
-      // A request or reply is worth nothing after its caller gave up (seconds): a day of retention
-      // covers any redelivery after a crash, and bounds what a group starting from the earliest
-      // retained request (kafkaServerOptions) can find there.
-      topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'retention.ms', value: String(REQUEST_RETENTION_MS) }] })),
-    });
-    await waitForLeaders(admin, missing);
-    await waitForOffsets(admin, [...new Set(topics)]);
+    await waitForOffsets(admin, unique);
   } finally {
     await admin.disconnect();
   }
 };
 
 /**
- * Polls until the broker answers a ListOffsets for every partition of the topics. Right after
+ * Polls until the broker answers a ListOffsets for every partition of the topics (which also
+ * means every partition has a leader). Right after
  * topics are created (by this process or another one a moment ago) their metadata names a leader
  * while the broker still answers "does not host this topic-partition" for seconds; a consumer
  * that joins then resolves its start offset late, and a reply consumer that resolves the log end
@@ -244,25 +243,6 @@ const waitForOffsets = async (admin: Admin, topics: string[], timeoutMs = 60_000
     const why = last instanceof Error ? `: ${last.message}` : '';
     throw new Error(`Kafka topics ${pending.join(', ')} do not answer offset requests after ${timeoutMs} ms${why}`);
   }
-};
-
-/** Polls the topics' metadata until every partition has a leader. */
-const waitForLeaders = async (admin: Admin, topics: string[], timeoutMs = 15_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  while (Date.now() < deadline) {
-    try {
-      const { topics: found } = await admin.fetchTopicMetadata({ topics });
-      const ready = found.length === topics.length && found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
-      if (ready) return;
-      last = null;
-    } catch (e) {
-      last = e; // UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE while the broker catches up
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const why = last instanceof Error ? `: ${last.message}` : '';
-  throw new Error(`Kafka topics ${topics.join(', ')} have no leaders after ${timeoutMs} ms${why}`);
 };
 
 type Sender = (batch: ProducerBatch) => Promise<RecordMetadata[]>;

@@ -1,4 +1,4 @@
-import { sumSafe } from './integer.math';
+import { assertSafeInteger } from './integer.math';
 import type { TierMetrics } from './tier.evaluator';
 import { parseInstant } from './utc-calendar.util';
 
@@ -34,8 +34,8 @@ export function sumActivityInWindow(
     orders += entry.orders;
   }
   return {
-    spend: sumSafe([spend], 'activity spend'),
-    points: sumSafe([points], 'activity points'),
-    orders: sumSafe([orders], 'activity orders'),
+    spend: assertSafeInteger(spend, 'activity spend'),
+    points: assertSafeInteger(points, 'activity points'),
+    orders: assertSafeInteger(orders, 'activity orders'),
   };
 }

@@ -96,7 +96,7 @@ export const decideExpiries = (s: MemberAggregate, policy: ExpiryPolicy | null |
   const events: MemberEvent[] = [];
   for (const lot of liveLots(s)) {
     const cause = `lot:${lot.entry_id}`;
-    if (lot.expired || s.causes.has(cause)) continue;
+    if (lot.expired) continue;
     const dated = lot.expires_ms !== null && lot.expires_ms <= nowMs;
     if (!dated && !inactive) continue;
     if (lot.remaining_cents > budget && s.reserved > 0) continue;

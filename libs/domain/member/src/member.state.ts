@@ -186,7 +186,7 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
 };
 
 /** First index of the time-sorted activity whose `ms` is >= `ms` (or > `ms` when `after`). */
-const activityIndex = (list: readonly Activity[], ms: number, after: boolean): number => {
+export const activityIndex = (list: readonly Activity[], ms: number, after: boolean): number => {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {

@@ -3,7 +3,7 @@ import {
   MS_PER_DAY, TierMetrics, addMonthsUtc, parseInstant, qualifies, startOfYearUtc, sumActivityInWindow, tierWindowStart,
 } from '@loyalty/domain-earning';
 import type { MemberEvent } from './member.events';
-import { Activity, MemberAggregate, activityInWindow } from './member.state';
+import { Activity, MemberAggregate, activityIndex, activityInWindow } from './member.state';
 
 /**
  * Tiers (decisions §5): metrics `spend` (paid gross minus refunds), `points` (earned, net of
@@ -87,15 +87,8 @@ export const tierReviewAt = (s: Pick<MemberAggregate, 'activity'>, tier: Tier, n
       const nowMs = parseInstant(now, 'now');
       // the aggregate keeps activity sorted by time: the window is a contiguous run of it
       const sorted = isSortedByMs(s.activity) ? s.activity : [...s.activity].map(withMs).sort((a, b) => a.ms - b.ms);
-      let lo = 0;
-      let hi = sorted.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (sorted[mid].ms < nowMs - w) lo = mid + 1;
-        else hi = mid;
-      }
-      let end = lo;
-      while (end < sorted.length && sorted[end].ms <= nowMs) end++;
+      const lo = activityIndex(sorted, nowMs - w, false);
+      const end = activityIndex(sorted, nowMs, true);
       const metrics: TierMetrics = { spend: 0, points: 0, orders: 0 };
       for (let i = lo; i < end; i++) { metrics.spend += sorted[i].spend; metrics.points += sorted[i].points; metrics.orders += sorted[i].orders; }
       // activity leaves the window (at + window, inclusive) oldest first: find the first drop that disqualifies

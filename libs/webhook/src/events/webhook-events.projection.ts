@@ -194,8 +194,7 @@ export class WebhookEventsProjection implements Projection {
       return;
     }
     f.synced = true;
-    const byId = new Map([...liveLots(f.state)].filter((l) => l.expires_at).map((l) => [l.entry_id, l]));
-    const lots = [...byId.values()];
+    const lots = [...liveLots(f.state)].filter((l) => l.expires_at);
     if (!lots.length && !f.watched) return;
     f.watched = lots.length > 0;
     await tx.query(
