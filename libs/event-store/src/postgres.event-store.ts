@@ -4,6 +4,7 @@ import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions,
 } from './event-store.port';
+import { GroupCommitter, GroupOutcome } from './group-commit';
 
 export const EVENT_STORE_MIGRATIONS: Migration[] = [
   {
@@ -75,7 +76,38 @@ export const EVENT_STORE_MIGRATIONS: Migration[] = [
       $fn$;
     `,
   },
+  {
+    // Group commit: many appends (to distinct or repeated streams) in ONE statement, so one
+    // transaction. Each append keeps its own rules and outcome (a conflict does not abort the
+    // others). The i-th append's events are the p_counts[i] entries after those of the appends before it.
+    id: 'event-store-003',
+    sql: `
+      create or replace function es.append_many(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
+      returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
+      language plpgsql as $fn$
+      declare
+        v_off int := 0;
+        v_i int;
+        v_n int;
+      begin
+        for v_i in 1 .. coalesce(cardinality(p_streams), 0) loop
+          v_n := p_counts[v_i];
+          return query select v_i, a.outcome, a.actual, a.next_revision, a.global_position, a.transaction_id
+            from es.append_events(p_streams[v_i], p_expected[v_i], p_ids[v_off + 1 : v_off + v_n], p_types[v_off + 1 : v_off + v_n],
+                                  p_data[v_off + 1 : v_off + v_n], p_meta[v_off + 1 : v_off + v_n]) a;
+          v_off := v_off + v_n;
+        end loop;
+      end
+      $fn$;
+    `,
+  },
 ];
+
+interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision }
+type AppendRow = { outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null };
+
+/** Errors that abort a whole group (a race with another process creating a stream, a deadlock): the group is tried again. */
+const RETRY_GROUP = new Set(['23505', '40P01']);
 
 type Row = {
   global_position: string; transaction_id: string; stream_id: string; stream_revision: string; event_id: string;
@@ -109,6 +141,8 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
 export interface PostgresEventStoreOptions {
   /** Test-only: awaited after an append's rows are written, just before COMMIT (to delay commits out of order). */
   beforeCommit?: () => Promise<void>;
+  /** Appends that arrive while one is being written share the next transaction (default true). */
+  groupCommit?: boolean;
 }
 
 /**
@@ -122,10 +156,73 @@ export class PostgresEventStore implements EventStore {
   private readonly wakers = new Set<() => void>();
   private closed = false;
 
-  constructor(private readonly pool: Pool, private readonly pollMs = 500, private readonly options: PostgresEventStoreOptions = {}) {}
+  private readonly group: GroupCommitter<AppendItem, AppendResult> | null;
+  /** Stream reads that arrive while one is running share the next query. */
+  private readonly reads: GroupCommitter<{ streamId: string; from: bigint }, RecordedEvent[]> | null;
+
+  constructor(private readonly pool: Pool, private readonly pollMs = 500, private readonly options: PostgresEventStoreOptions = {}) {
+    this.group = options.beforeCommit || options.groupCommit === false ? null : new GroupCommitter((items) => this.appendGroup(items));
+    this.reads = options.groupCommit === false ? null : new GroupCommitter((items) => this.readStreams(items));
+  }
+
+  private async readStreams(items: { streamId: string; from: bigint }[]): Promise<RecordedEvent[][]> {
+    const { rows } = await this.pool.query<Row & { n: string }>(
+      `select e.*, q.n from unnest($1::text[], $2::bigint[]) with ordinality as q(s, f, n)
+         join es.events e on e.stream_id = q.s and e.stream_revision >= q.f
+        order by q.n, e.stream_revision`,
+      [items.map((i) => i.streamId), items.map((i) => i.from.toString())]);
+    const out: RecordedEvent[][] = items.map(() => []);
+    for (const r of rows) out[Number(r.n) - 1].push(toRecorded(r));
+    return out;
+  }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
+    if (this.group) return this.group.submit({ streamId, events, expected });
+    return this.appendAlone(streamId, events, expected);
+  }
+
+  /**
+   * One group of appends in one statement (es.append_many), streams in a fixed order so that two
+   * processes' groups lock stream rows in the same order. A group aborted by a race is tried again;
+   * a group that fails otherwise (one bad event) is split, so only the bad append fails.
+   */
+  private async appendGroup(items: AppendItem[]): Promise<GroupOutcome<AppendResult>[]> {
+    if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected).catch((e: Error) => e)];
+    const order = items.map((_, i) => i).sort((a, b) => (items[a].streamId < items[b].streamId ? -1 : items[a].streamId > items[b].streamId ? 1 : a - b));
+    const sorted = order.map((i) => items[i]);
+    const events = sorted.flatMap((it) => it.events);
+    const params = [
+      sorted.map((it) => it.streamId), sorted.map((it) => (typeof it.expected === 'bigint' ? it.expected.toString() : it.expected)),
+      sorted.map((it) => it.events.length), events.map((e) => e.id), events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {})),
+    ];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { rows } = await this.pool.query<AppendRow & { idx: number }>(
+          'select * from es.append_many($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])', params);
+        const out: GroupOutcome<AppendResult>[] = new Array(items.length);
+        for (const r of rows) {
+          const it = sorted[r.idx - 1];
+          out[order[r.idx - 1]] = this.outcomeOf(it.streamId, it.expected, r);
+        }
+        return out;
+      } catch (e) {
+        if (RETRY_GROUP.has((e as { code?: string }).code ?? '') && attempt < 3) continue;
+        return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected).catch((err: Error) => err)));
+      }
+    }
+  }
+
+  private outcomeOf(streamId: string, expected: ExpectedRevision, r: AppendRow | undefined): AppendResult | Error {
+    if (!r || r.outcome === 'conflict') {
+      return new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
+    }
+    // the transaction id (xid8) orders commits; the largest global position of the append is its position
+    return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
+  }
+
+  private async appendAlone(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.appendOnce(streamId, events, expected);
@@ -195,22 +292,21 @@ export class PostgresEventStore implements EventStore {
 
   /** The append as one statement (es.append_events): one round trip, its own transaction. */
   private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const { rows } = await this.pool.query<{ outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null }>(
+    const { rows } = await this.pool.query<AppendRow>(
       'select * from es.append_events($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])',
       [streamId, typeof expected === 'bigint' ? expected.toString() : expected, events.map((e) => e.id), events.map((e) => e.type),
         events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {}))]);
-    const r = rows[0];
-    if (!r || r.outcome === 'conflict') {
-      throw new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
-    }
-    // the transaction id (xid8) orders commits; the largest global position of the append is its position
-    return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
+    const out = this.outcomeOf(streamId, expected, rows[0]);
+    if (out instanceof Error) throw out;
+    return out;
   }
 
-  async readStream(streamId: string, fromRevision = 0n, maxCount = 1_000_000): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, fromRevision = 0n, maxCount?: number): Promise<RecordedEvent[]> {
+    // the whole rest of the stream: shared with the reads of other streams that arrive meanwhile
+    if (this.reads && maxCount === undefined) return this.reads.submit({ streamId, from: fromRevision });
     const { rows } = await this.pool.query<Row>(
       'select * from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3',
-      [streamId, fromRevision.toString(), maxCount]);
+      [streamId, fromRevision.toString(), maxCount ?? 1_000_000_000]);
     return rows.map(toRecorded);
   }
 

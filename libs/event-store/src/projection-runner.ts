@@ -17,8 +17,10 @@ export interface Projection {
   /** Tables the projection owns, truncated by a rebuild. */
   tables: string[];
   apply(tx: PoolClient, event: RecordedEvent): Promise<void>;
-  /** Called at the start of each batch's transaction (e.g. to drop what it cached for the previous batch). */
-  beforeBatch?(tx: PoolClient): void | Promise<void>;
+  /** Called at the start of each batch's transaction with the batch's events (e.g. to drop what it cached for the previous batch, or to read ahead). */
+  beforeBatch?(tx: PoolClient, events: readonly RecordedEvent[]): void | Promise<void>;
+  /** Called after every event of the batch was applied, in the same transaction: a projection that stages its rows writes them here, set-based. */
+  afterBatch?(tx: PoolClient): Promise<void>;
 }
 
 const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
@@ -128,12 +130,14 @@ export class ProjectionRunner {
         `insert into es.checkpoints (name, commit_pos, prepare_pos) select n, '0', '0' from unnest($1::text[]) as t(n) order by n
          on conflict (name) do update set name = excluded.name returning name, commit_pos, prepare_pos`, [names]);
       const stored = new Map(rows.map((r) => [r.name, { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } as Position]));
-      for (const p of this.projections) await p.beforeBatch?.(client);
+      const fresh = (p: Projection) => events.filter((e) => comparePositions(e.position, stored.get(p.name)!) > 0 && matchesFilter(e, p.filter));
+      for (const p of this.projections) await p.beforeBatch?.(client, fresh(p));
       for (const e of events) {
         for (const p of this.projections) {
           if (comparePositions(e.position, stored.get(p.name)!) > 0 && matchesFilter(e, p.filter)) await p.apply(client, e);
         }
       }
+      for (const p of this.projections) await p.afterBatch?.(client);
       const batchEnd = events[events.length - 1].position;
       const lasts = names.map((n) => {
         const st = stored.get(n)!;
