@@ -120,11 +120,17 @@ export class MembersService {
 
   // ---------- writes ----------
 
-  /** Runs a decision on a member stream and waits until the read models have seen it. */
-  async decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
+  /**
+   * Runs a decision on a member stream and (unless `settle: false`: asynchronous work such as order
+   * events, whose caller answered 202 long ago) waits until the read models have seen it.
+   */
+  async decide<R>(
+    tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>,
+    opts: { settle?: boolean } = {},
+  ): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, decide);
-      await this.ctx.settle(out.append?.position);
+      if (opts.settle !== false) await this.ctx.settle(out.append?.position);
       return out;
     } catch (e) {
       throw toProblem(e);
