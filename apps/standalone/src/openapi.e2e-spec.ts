@@ -52,6 +52,38 @@ describe('OpenAPI document matches the live API', () => {
     expect(served.servers).toEqual([{ url: 'https://loyalty.test', description: 'This service' }]);
   });
 
+  it('/docs works offline: the page loads only this service\'s pinned bundle, and /docs/api/errors is the catalogue', async () => {
+    const page = await app.http('GET', '/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = String(page.body);
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(urls).toEqual(['/docs/assets/api-reference.js']);
+    expect(html).not.toMatch(/https?:\/\/(?!loyalty\.test)[a-z0-9.-]+\.[a-z]{2,}\//i);
+    expect(html).toContain('/openapi.json');
+    const pinned = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')).dependencies['@scalar/api-reference'];
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    const bundle = await fetch(`${app.url}/docs/assets/api-reference.js`);
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/javascript/);
+    expect((await bundle.text()).length).toBeGreaterThan(1_000_000);
+
+    // a real problem's `type` leads to its entry in the catalogue
+    const problem = await app.http('GET', '/v1/ping');
+    expect(problem.body.type).toBe('https://loyalty.test/docs/api/errors#unauthenticated');
+    const catalogue = await app.http('GET', new URL(problem.body.type).pathname);
+    expect(catalogue.status).toBe(200);
+    expect(catalogue.headers.get('content-type')).toMatch(/^text\/html/);
+    const text = String(catalogue.body);
+    expect(text).not.toMatch(/<script|https?:\/\/[a-z]/i);
+    for (const slug of ['validation', 'malformed-json', 'unauthenticated', 'insufficient-scope', 'not-found', 'phone-conflict', 'invalid-state',
+      'idempotency-key-reused', 'idempotency-in-progress', 'balance-insufficient', 'rule-ineligible', 'redemption-not-allowed',
+      'payload-too-large', 'rate-limited', 'backlog', 'internal', 'unavailable']) {
+      expect(text).toContain(`<section id="${slug}">`);
+    }
+    expect(text).toContain('What to do');
+  });
+
   it('every operation answers as documented', async () => {
     // ---- admin: a programme with a base rule, a tier, a referral rule and a second one reviewing earns by hand ----
     const created = await admin('POST', '/admin/v1/programs', {

@@ -1209,9 +1209,9 @@ export interface components {
             amount_cents: number;
             product_ref?: string;
             /** @default 1 */
-            quantity: number;
+            quantity?: number;
             /** @default false */
-            gift_card: boolean;
+            gift_card?: boolean;
             /** @description Category tags for tag-based rules, each at most 64 characters */
             tags?: string[];
         };
@@ -1296,7 +1296,7 @@ export interface components {
              * @default voucher
              * @enum {string}
              */
-            mode: "voucher" | "direct";
+            mode?: "voucher" | "direct";
             /** @description Required when mode is direct */
             order_ref?: string;
         };
@@ -1337,7 +1337,7 @@ export interface components {
              * @default live
              * @enum {string}
              */
-            mode: "live" | "test";
+            mode?: "live" | "test";
             entries: components["schemas"]["MigrationEntryDto"][];
         };
         CreateWebhookEndpointDto: {
