@@ -17,7 +17,7 @@ export const serveApiDocs = (app: INestApplication, document: OpenAPIObject): vo
   const bundle = require.resolve('@scalar/api-reference/browser/standalone.js');
   const catalogue = errorCatalogueHtml();
   const reference = apiReference({
-    url: '/openapi.json',
+    spec: { url: '/openapi.json' },
     cdn: DOCS_BUNDLE_PATH,
     withDefaultFonts: false,
     hideClientButton: true,
