@@ -4066,8 +4066,9 @@ export interface operations {
     };
     Admin_rejectedCalls: {
         parameters: {
-            query: {
-                limit: string;
+            query?: {
+                /** @description At most this many (1 to 500) */
+                limit?: number;
             };
             header?: never;
             path: {
@@ -4119,10 +4120,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The member: `M-…`, `ref:<external_ref>` or `phone:<E.164>` (`+` as `%2B`) */
+                /** @description The member id (`M-…`) */
                 id: string;
                 /** @description `suspend`, `reinstate`, `pause` or `resume` */
-                command: string;
+                command: "suspend" | "reinstate" | "pause" | "resume";
             };
             cookie?: never;
         };

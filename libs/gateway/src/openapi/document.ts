@@ -218,7 +218,8 @@ const describeParam = (path: string, name: string): string => {
   if (name === 'kid') return 'The key id';
   if (name === 'batch_id') return 'The migration batch id';
   if (name === 'command') return '`suspend`, `reinstate`, `pause` or `resume`';
-  if (/^\/(v1|admin\/v1)\/members\/\{id\}/.test(path)) return 'The member: `M-…`, `ref:<external_ref>` or `phone:<E.164>` (`+` as `%2B`)';
+  if (path.startsWith('/admin/v1/members/')) return 'The member id (`M-…`)';
+  if (/^\/v1\/members\/\{id\}/.test(path)) return 'The member: `M-…`, `ref:<external_ref>` or `phone:<E.164>` (`+` as `%2B`)';
   const prefixes: [RegExp, string][] = [
     [/\/events\//, 'The event id (`EV-…`)'], [/\/redemptions\//, 'The redemption id (`RD-…`)'],
     [/\/redemption-reservations\//, 'The reservation id (`RS-…`)'], [/\/referrals\//, 'The referral id (`RF-…`)'],
@@ -269,6 +270,7 @@ const completeOperation = (method: HttpMethod, path: string, op: Json, facts: Ro
   for (const p of params) {
     if (p.in === 'path') p.description = describeParam(path, String(p.name));
     to31(p.schema, String(p.name));
+    Object.assign(p, doc?.params?.[String(p.name)] ?? {});
   }
   const eventsPost = method === 'post' && path === '/v1/events';
   if (facts.idempotent || eventsPost || (facts.admin && path.endsWith('/migrations'))) {

@@ -38,6 +38,8 @@ export interface OperationDoc {
   request?: unknown;
   /** extra response headers on success (name → description) */
   headers?: Record<string, string>;
+  /** corrections to parameters Nest reads from `@Query('name')`/`@Param('name')` (it cannot see their types) */
+  params?: Record<string, { required?: boolean; description?: string; schema?: Schema }>;
 }
 
 const MEMBER_ID_FORMS = 'The member: `M-…`, `ref:<external_ref>` or `phone:<E.164>` (`+` as `%2B`).';
@@ -322,11 +324,13 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   },
   'GET /admin/v1/programs/{pid}/rejected-calls': {
     summary: 'List rejected calls',
+    params: { limit: { required: false, description: 'At most this many (1 to 500)', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } } },
     description: 'Calls the API refused for this programme in the last 14 days, newest first (at most `limit`, default 100, up to 500).',
     ok: { 200: { description: 'The rejected calls', data: 'RejectedCall', array: true, example: { data: [{ method: 'POST', path: '/v1/events', status: 422, slug: 'validation', detail: 'The request is invalid', mode: 'live', key_id: 'K-01JD8X0Q4F2M7B9C3D5E6G7H8K', request_id: '9b1f2c7e-4a8d-4f4e-9d3a-1c2b3d4e5f60', at: '2025-03-14T09:26:53.589Z' }] } } },
   },
   'POST /admin/v1/members/{id}/{command}': {
     summary: 'Suspend, reinstate, pause or resume a member',
+    params: { command: { schema: { type: 'string', enum: ['suspend', 'reinstate', 'pause', 'resume'] } } },
     description: '`command` is `suspend`, `reinstate`, `pause` or `resume`. Paused and suspended members neither earn nor spend; reinstate and resume return the member to the previous state.',
     ok: one('Member', 'The member', { data: { ...X.EX_MEMBER, state: 'suspended' } }),
     errors: ['invalid-state'],
