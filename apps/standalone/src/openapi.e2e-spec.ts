@@ -156,7 +156,7 @@ describe('OpenAPI document matches the live API', () => {
     await eventually(async () => {
       const st = await call('GET', '/v1/events/{id}', { key: K, params: { id: evId }, expect: 200 });
       expect(st.body.data.status).toBe('completed');
-    });
+    }, { timeoutMs: 30_000 });
     await call('GET', '/v1/events/{id}', { key: K, params: { id: 'EV-01JD8X6F8A2B4C6D8E0F2G4H6J' }, expect: 404 });
     await call('GET', '/v1/events', { key: K, query: 'status=completed', expect: 200 });
     await call('GET', '/v1/members/{id}/ledger', { key: K, params: { id: adaId }, expect: 200 });
@@ -213,9 +213,10 @@ describe('OpenAPI document matches the live API', () => {
     await call('GET', '/v1/webhook_endpoints/{id}', { key: K, params: { id: we.body.data.id }, expect: 404 });
 
     // ---- rate limit: a key with a bucket of one ----
-    await call('GET', '/v1/ping', { key: slow.body.data.key, expect: 200 });
-    const limited = await call('GET', '/v1/ping', { key: slow.body.data.key, expect: 429 });
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const burst = await Promise.all([1, 2, 3, 4, 5].map(() => call('GET', '/v1/ping', { key: slow.body.data.key })));
+    const limited = burst.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThanOrEqual(1);
+    expect(Number(limited[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
     // ---- admin: review, members, migrations, keys, clock, rejected calls, sandbox ----
     await admin('PUT', '/admin/v1/programs/{pid}/rules', { params: { pid }, body: { rules: [{ id: 'base', type: 'base', name: 'Base', earn_rate_pct: 10, timing: 'manual' }] }, expect: 200 });
@@ -226,9 +227,10 @@ describe('OpenAPI document matches the live API', () => {
       const waiting = page.body.data.filter((e: { status: string }) => e.status === 'under_review');
       expect(waiting).toHaveLength(2);
       return waiting as { id: string }[];
-    });
-    await admin('POST', '/admin/v1/ledger-entries/{id}/approve', { params: { id: review[0].id }, expect: 200 });
-    await admin('POST', '/admin/v1/ledger-entries/{id}/reject', { params: { id: review[1].id }, expect: 200 });
+    }, { timeoutMs: 30_000 });
+    // the admin finds entries by id through its own index, which may lag the member's ledger a moment (404 meanwhile)
+    await eventually(() => admin('POST', '/admin/v1/ledger-entries/{id}/approve', { params: { id: review[0].id }, expect: 200 }), { timeoutMs: 30_000 });
+    await eventually(() => admin('POST', '/admin/v1/ledger-entries/{id}/reject', { params: { id: review[1].id }, expect: 200 }), { timeoutMs: 30_000 });
     await admin('POST', '/admin/v1/ledger-entries/{id}/approve', { params: { id: review[1].id }, expect: 409 });
     await admin('POST', '/admin/v1/members/{id}/{command}', { params: { id: enrolLive.body.data.id, command: 'suspend' }, body: {}, expect: 200 });
     await admin('POST', '/admin/v1/members/{id}/{command}', { params: { id: enrolLive.body.data.id, command: 'reinstate' }, body: {}, expect: 200 });

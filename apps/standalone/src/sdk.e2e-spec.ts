@@ -55,7 +55,7 @@ describe('SDK (libs/sdk) against the running service', () => {
       const { data } = await loyalty.GET('/v1/events/{id}', { params: { path: { id: accepted.id } } });
       expect(data?.data.status).toBe('completed');
       return data!.data;
-    });
+    }, { timeoutMs: 30_000 });
     expect(processed.ledger_entry_ids).toHaveLength(1);
 
     const ledger = await loyalty.GET('/v1/members/{id}/ledger', { params: { path: { id: 'ref:cust_7' }, query: { limit: 10 } } });
