@@ -58,9 +58,13 @@ describe('SDK (libs/sdk) against the running service', () => {
     }, { timeoutMs: 30_000 });
     expect(processed.ledger_entry_ids).toHaveLength(1);
 
-    const ledger = await loyalty.GET('/v1/members/{id}/ledger', { params: { path: { id: 'ref:cust_7' }, query: { limit: 10 } } });
-    expect(ledger.data!.data.map((e) => [e.type, e.status, e.amount_cents])).toEqual([['earn', 'posted', 1200]]);
-    expect(ledger.data!.pagination.cursor).toBeNull();
+    // read models follow the event store a moment later
+    const ledger = await eventually(async () => {
+      const page = await loyalty.GET('/v1/members/{id}/ledger', { params: { path: { id: 'ref:cust_7' }, query: { limit: 10 } } });
+      expect(page.data!.data.map((e) => [e.type, e.status, e.amount_cents])).toEqual([['earn', 'posted', 1200]]);
+      return page.data!;
+    }, { timeoutMs: 30_000 });
+    expect(ledger.pagination.cursor).toBeNull();
 
     const redeemed = await loyalty.POST('/v1/members/{id}/redemptions', { params: { path: { id: member.id } }, body: { amount_cents: 500 } });
     expect(redeemed.response.status).toBe(201);
@@ -71,8 +75,10 @@ describe('SDK (libs/sdk) against the running service', () => {
     const confirmed = await loyalty.POST('/v1/redemptions/{id}/confirm', { params: { path: { id: voucher.id } }, body: { order_ref: 'ord_101' } });
     expect(confirmed.data!.data.status).toBe('used');
 
-    const after = await loyalty.GET('/v1/members/{id}', { params: { path: { id: member.id } } });
-    expect(after.data!.data.balances).toMatchObject({ available_cents: 700, spendable_cents: 700, lifetime_redeemed_cents: 500 });
+    await eventually(async () => {
+      const after = await loyalty.GET('/v1/members/{id}', { params: { path: { id: member.id } } });
+      expect(after.data!.data.balances).toMatchObject({ available_cents: 700, spendable_cents: 700, lifetime_redeemed_cents: 500 });
+    }, { timeoutMs: 30_000 });
 
     // a refusal comes back as a typed problem
     const refused = await loyalty.POST('/v1/members/{id}/redemptions', { params: { path: { id: member.id } }, body: { amount_cents: 100_000 } });
