@@ -5,7 +5,7 @@ import { AppConfig, pointer, validation } from '@loyalty/platform';
 import { GatewayRequest } from './request-context';
 import { sendProblem } from './problem-response';
 import { accessLog } from './access-log';
-import { findNul, nulInUrl } from './nul-guard';
+import { inspectBody, nulInUrl } from './nul-guard';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -30,9 +30,9 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' && !req.headers['content-length']) return next();
     json(req, res, (err?: { type?: string }) => {
       if (!err) {
-        const at = findNul(req.body);
-        if (at === null) return next();
-        return sendProblem(res, validation([{ path: at, message: 'must not contain NUL characters' }]).problem, config.baseUrl);
+        const bad = inspectBody(req.body);
+        if (bad === null) return next();
+        return sendProblem(res, validation([bad]).problem, config.baseUrl);
       }
       if (err.type === 'entity.too.large') return sendProblem(res, { slug: 'payload-too-large', detail: 'The body is larger than 1 MiB' }, config.baseUrl);
       return sendProblem(res, { slug: 'malformed-json', detail: 'The body is not valid JSON' }, config.baseUrl);
