@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { configureGateway, GATEWAY_MIGRATIONS } from '@loyalty/gateway';
 import { LEDGER_MIGRATIONS } from '@loyalty/ledger';
 import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { AppConfig, loadConfig } from '@loyalty/platform';
+import { AppConfig, loadConfig, registerOwnPort } from '@loyalty/platform';
 import { openRuntime } from '@loyalty/runtime';
 import { StandaloneModule } from './app.module';
 import { SERVICE_MIGRATIONS } from './service-migrations';
@@ -22,5 +22,6 @@ export const startStandalone = async (overrides: Partial<AppConfig> = {}, logger
   await app.startAllMicroservices();
   await app.listen(config.port, '0.0.0.0');
   const address = app.getHttpServer().address() as { port: number };
+  registerOwnPort(address.port);
   return { app, config, url: `http://127.0.0.1:${address.port}` };
 };
