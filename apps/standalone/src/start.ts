@@ -4,7 +4,7 @@ import { configureGateway, GATEWAY_MIGRATIONS } from '@loyalty/gateway';
 import { LEDGER_MIGRATIONS } from '@loyalty/ledger';
 import { InProcessBus, InProcessServer } from '@loyalty/messaging';
 import { AppConfig, loadConfig, registerOwnPort } from '@loyalty/platform';
-import { openRuntime } from '@loyalty/runtime';
+import { RedactingLogger, openRuntime } from '@loyalty/runtime';
 import { StandaloneModule } from './app.module';
 import { SERVICE_MIGRATIONS } from './service-migrations';
 
@@ -15,7 +15,7 @@ export const startStandalone = async (overrides: Partial<AppConfig> = {}, logger
   const server = new InProcessServer();
   const app = await NestFactory.create(StandaloneModule.create(config, pool, store, new InProcessBus(server)), {
     bodyParser: false,
-    logger: logger === false ? false : ['log', 'warn', 'error'],
+    logger: logger === false ? false : new RedactingLogger(),
   });
   configureGateway(app, config);
   app.connectMicroservice({ strategy: server });

@@ -6,3 +6,4 @@ export * from './tenant';
 export * from './cursor';
 export * from './tokens';
 export * from './own-ports';
+export * from './redact';

@@ -4,3 +4,4 @@ export * from './ops/metrics';
 export * from './ops/readiness';
 export * from './service-process';
 export * from './crash-point';
+export * from './ops/redacting-logger';

@@ -7,6 +7,7 @@ import { openRuntime, RuntimeModule } from './runtime.module';
 import { OpsController } from './ops/ops.controller';
 import { metricsMiddleware } from './ops/metrics';
 import { READINESS_CHECKS } from './ops/readiness';
+import { RedactingLogger } from './ops/redacting-logger';
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
 export const ALL_PATTERNS: string[] = Object.values(PATTERNS).flatMap((group) => Object.values(group) as string[]);
@@ -69,7 +70,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
     }
   }
   const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, options.modules, options.withOps ?? true), {
-    bodyParser: options.consumes, logger: ['log', 'warn', 'error'],
+    bodyParser: options.consumes, logger: new RedactingLogger(),
   });
   app.use(metricsMiddleware);
   options.configure?.(app, config);
