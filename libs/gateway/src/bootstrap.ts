@@ -20,5 +20,4 @@ export const configureGateway = (app: INestApplication, config: AppConfig): void
   const http = app.getHttpAdapter().getInstance();
   http.get('/openapi.json', (_req: unknown, res: { json: (b: unknown) => void }) => res.json(document));
   app.use('/docs', apiReference({ url: '/openapi.json', theme: 'default' } as never));
-  app.enableShutdownHooks();
 };

@@ -5,3 +5,4 @@ export * from './ops/readiness';
 export * from './service-process';
 export * from './crash-point';
 export * from './ops/redacting-logger';
+export * from './lifecycle';
