@@ -73,7 +73,7 @@ export interface PrivateKafka {
   brokers: string;
   /** kill -9 the broker process. */
   kill(): Promise<void>;
-  /** tools/kafka/start.sh again (same data): resolves when the broker answers as ready. */
+  /** tools/kafka/start.sh again (same data): resolves when the broker answers as ready (recovery after a kill takes a while on a loaded machine). */
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -82,8 +82,8 @@ export interface PrivateKafka {
 export const startPrivateKafka = async (): Promise<PrivateKafka> => {
   const home = mkdtempSync(join(tmpdir(), 'loyalty-kafka-'));
   const port = await freePort();
-  const env = { ...process.env, KAFKA_HOME: home, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(await freePort()), KAFKA_PARTITIONS: '4' };
-  const sh = (script: string, timeout = 180_000) => run('bash', [join(root, 'tools/kafka', script)], { env, cwd: root, timeout });
+  const env = { ...process.env, KAFKA_HOME: home, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(await freePort()), KAFKA_PARTITIONS: '4', KAFKA_READY_TIMEOUT: '300' };
+  const sh = (script: string, timeout = 330_000) => run('bash', [join(root, 'tools/kafka', script)], { env, cwd: root, timeout });
   const pid = (): number | null => {
     try { return Number(readFileSync(join(home, 'kafka.pid'), 'utf8').trim()) || null; } catch { return null; }
   };
