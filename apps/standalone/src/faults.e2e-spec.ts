@@ -103,7 +103,7 @@ describe('faults under order traffic (private PostgreSQL and Kafka)', () => {
     await eventually(async () => {
       for (const [i, id] of accepted) {
         const r = await http('GET', `/v1/events/${id}`, { key });
-        expect({ i, status: r.body?.data?.status, entries: r.body?.data?.ledger_entry_ids?.length }).toEqual({ i, status: 'completed', entries: 1 });
+        expect({ i, status: r.body?.data?.status, error: r.body?.data?.error, entries: r.body?.data?.ledger_entry_ids?.length }).toEqual({ i, status: 'completed', error: null, entries: 1 });
       }
     }, { timeoutMs: 240_000, intervalMs: 2_000 });
 
