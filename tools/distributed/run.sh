@@ -21,6 +21,10 @@ export LOYALTY_ADMIN_TOKEN="${LOYALTY_ADMIN_TOKEN:-dist-admin-$(date +%s)}"
 gateway_port="${PORT:-3000}"
 port_base="${DIST_PORT_BASE:-3101}"
 SERVICES=(ledger ingest redemption referral webhook)
+# every port of the topology: a sandbox webhook may never target them (decisions, issue 8)
+LOYALTY_RESERVED_PORTS="$gateway_port"
+for i in "${!SERVICES[@]}"; do LOYALTY_RESERVED_PORTS="$LOYALTY_RESERVED_PORTS,$((port_base + i))"; done
+export LOYALTY_RESERVED_PORTS
 
 alive() { [ -e "$state/$1.pid" ] && kill -0 "$(cat "$state/$1.pid")" 2>/dev/null; }
 

@@ -1,8 +1,10 @@
 import 'reflect-metadata';
+import { installGracefulShutdown } from '@loyalty/runtime';
 import { startStandalone } from './start';
 
 void (async () => {
-  const { config, url } = await startStandalone();
+  const { app, config, url } = await startStandalone({}, undefined, { waitForDatabase: true });
+  installGracefulShutdown(app, { name: 'standalone' });
   const banner = [
     `Loyalty service (standalone) listening on ${url}`,
     `  API docs:   ${url}/docs   (OpenAPI: ${url}/openapi.json)`,

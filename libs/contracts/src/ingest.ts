@@ -134,3 +134,10 @@ export interface ProcessEventReply {
   error: string | null;
   ledger_entry_ids: string[];
 }
+
+/** Erasure of a member reaches the events they sent: the identifiers they were known by (normalised). */
+export interface EraseCustomerRequest extends TenantScoped {
+  email: string | null;
+  phone: string | null;
+  external_ref: string | null;
+}

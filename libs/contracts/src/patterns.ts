@@ -28,6 +28,8 @@ export const PATTERNS = {
     get: 'ingest.events.get',
     list: 'ingest.events.list',
     wipe: 'ingest.sandbox.wipe',
+    /** a member was erased: scrub their identifiers from stored events (EraseCustomerRequest) */
+    erase: 'ingest.customer.erase',
   },
   referral: {
     create: 'referral.create',

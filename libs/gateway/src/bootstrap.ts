@@ -12,5 +12,4 @@ export const configureGateway = (app: INestApplication, config: AppConfig): void
   app.use(metricsMiddleware);
   app.useGlobalPipes(validationPipe());
   serveApiDocs(app, buildOpenApiDocument(app, { serverUrl: config.baseUrl }));
-  app.enableShutdownHooks();
 };

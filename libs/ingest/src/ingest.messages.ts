@@ -1,9 +1,10 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
-import type { GetEventRequest, ListEventsRequest, SubmitEventsRequest, TenantScoped } from '@loyalty/contracts';
+import type { EraseCustomerRequest, GetEventRequest, ListEventsRequest, SubmitEventsRequest, TenantScoped } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import { problem } from '@loyalty/platform';
+import { EraseCustomerService } from './erase-customer/erase-customer.service';
 import { EventQueueRepository } from './queue/event-queue.repository';
 import { ReadEventsService } from './read-events/read-events.service';
 import { SubmitEventsService } from './submit-events/submit-events.service';
@@ -17,7 +18,11 @@ export class IngestMessages {
     private readonly submitter: SubmitEventsService,
     private readonly reader: ReadEventsService,
     private readonly repo: EventQueueRepository,
+    private readonly eraser: EraseCustomerService,
   ) {}
+
+  @MessagePattern(P.erase)
+  erase(@Payload() p: EraseCustomerRequest) { return reply(() => this.eraser.erase(p)); }
 
   @MessagePattern(P.submit)
   submit(@Payload() p: SubmitEventsRequest) { return reply(() => this.submitter.submit(p.tenant, p.events)); }

@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, APP_CONFIG, COMMAND_BUS, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
+import { EraseCustomerService } from './erase-customer/erase-customer.service';
 import { IngestMessages } from './ingest.messages';
 import { IngestWorker, IngestWorkerOptions } from './process-events/ingest.worker';
 import { EventQueueRepository } from './queue/event-queue.repository';
@@ -39,6 +40,7 @@ const workerOptionsFromEnv = (): Partial<IngestWorkerOptions> => {
       useFactory: (repo: EventQueueRepository, config: AppConfig, programs: ProgramStore, worker: IngestWorker) =>
         new SubmitEventsService(repo, { backlogLimit: config.backlogLimit, now: async (tenant) => programs.now(tenant), onQueued: () => worker.wake() }),
     },
+    { provide: EraseCustomerService, inject: [PG_POOL], useFactory: (pool: Pool) => new EraseCustomerService(pool) },
     { provide: ReadEventsService, inject: [EventQueueRepository], useFactory: (repo: EventQueueRepository) => new ReadEventsService(repo) },
   ],
   exports: [SubmitEventsService, ReadEventsService, IngestWorker],

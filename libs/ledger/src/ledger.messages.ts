@@ -4,7 +4,7 @@ import { PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import type { MemberState } from '@loyalty/contracts';
 import type { ReferralCreditReply, ReferralCreditRequest } from '@loyalty/contracts';
-import { MemberEvent, decideTier, earningRefusal, expiresAtFor } from '@loyalty/domain-member';
+import { MemberEvent, decideTier, earningRefusal, expiresAtFor, withinMoneyLimits } from '@loyalty/domain-member';
 import { newId, problem } from '@loyalty/platform';
 import { MembersService } from './members/members.service';
 import { LedgerContext } from './ledger.context';
@@ -87,7 +87,7 @@ export class LedgerMessages {
           parent_entry_id: null, release_at: null, expires_at: expiresAtFor(expiry, p.expiry_months, at), created_at: at, order_ref: null,
           cause: p.cause, release_on: p.manual ? 'manual' : null,
         } };
-        return { events: [entry], result: id as string | null };
+        return { events: withinMoneyLimits(s, [entry]), result: id as string | null };
       });
       // the credit counts as earned points: a points tier it crosses applies at once
       if (append) await this.members.decide(p.tenant, p.member_id, (s) => ({ events: decideTier(s, tiers, at), result: null }));

@@ -108,7 +108,8 @@ export class TopicCreatingServerKafka extends ServerKafka {
     const topics = [...this.messageHandlers.entries()].flatMap(([pattern, handler]) =>
       handler.isEventHandler ? [pattern] : [pattern, `${pattern}.reply`],
     );
-    await ensureKafkaTopics(this.topicBrokers, topics, this.topicSettings);
+    // a slow fresh broker may take minutes to serve its new topics: a service waits (readyz 503), never exits
+    await ensureKafkaTopics(this.topicBrokers, topics, this.topicSettings, Number.POSITIVE_INFINITY);
     await super.bindEvents(consumer);
   }
 }
@@ -185,6 +186,7 @@ export const ensureKafkaTopics = async (
   brokers: string[],
   topics: readonly string[],
   { partitions = DEFAULT_KAFKA_PARTITIONS, replicationFactor = 1 }: KafkaTopicSettings = {},
+  waitMs = 60_000,
 ): Promise<void> => {
   if (topics.length === 0) return;
   const admin = new Kafka({ ...clientConfig('loyalty-topic-admin', brokers), logCreator: nestLogCreator('KafkaAdmin') }).admin();
@@ -206,7 +208,7 @@ export const ensureKafkaTopics = async (
         topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries: [{ name: 'retention.ms', value: String(REQUEST_RETENTION_MS) }] })),
       });
     }
-    await waitForOffsets(admin, unique);
+    await waitForOffsets(admin, unique, waitMs);
   } finally {
     await admin.disconnect();
   }
@@ -225,7 +227,12 @@ const waitForOffsets = async (admin: Admin, topics: string[], timeoutMs = 60_000
   const deadline = Date.now() + timeoutMs;
   let pending = topics;
   let last: unknown = null;
+  let reported = Date.now();
   while (pending.length && Date.now() < deadline) {
+    if (Date.now() - reported > 30_000) {
+      reported = Date.now();
+      new Logger('KafkaAdmin').warn(`still waiting for ${pending.length} topic(s) to answer offset requests (${last instanceof Error ? last.message : 'no answer'})`);
+    }
     const failed: string[] = [];
     for (const t of pending) {
       try {

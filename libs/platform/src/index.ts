@@ -6,3 +6,5 @@ export * from './tenant';
 export * from './cursor';
 export * from './tokens';
 export * from './notified-cache';
+export * from './own-ports';
+export * from './redact';

@@ -1,6 +1,9 @@
 import { Pool } from 'pg';
 import { DEFAULT_SETTINGS, Program, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
-import { Migration, NotifiedCache, Tenant, newId, notFound, parseTenantKey } from '@loyalty/platform';
+import { Migration, NotifiedCache, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
+
+/** How far ahead a sandbox clock may run in total: a century. */
+export const MAX_TEST_CLOCK_OFFSET_MS = 100 * 366 * 86_400_000;
 
 export const PROGRAM_MIGRATIONS: Migration[] = [
   {
@@ -198,11 +201,19 @@ export class ProgramStore {
     return new Date(Date.now() + offset);
   }
 
+  /**
+   * Moves the sandbox clock forward. The total offset stays within a century: a clock beyond
+   * that (2^53 seconds was once accepted) puts dates outside what JavaScript and PostgreSQL
+   * hold and broke the sandbox until a wipe. A step past the bound is a 422 and moves nothing.
+   */
   async advanceTestClock(programId: string, seconds: number): Promise<Date> {
-    await this.pool.query(
-      `insert into program.test_clocks (program_id, offset_ms) values ($1, $2)
-       on conflict (program_id) do update set offset_ms = program.test_clocks.offset_ms + excluded.offset_ms`,
-      [programId, seconds * 1000]);
+    if (!Number.isSafeInteger(seconds) || seconds < 1) throw validation([{ path: '/seconds', message: 'seconds must be a positive integer' }]);
+    const { rowCount } = await this.pool.query(
+      `insert into program.test_clocks (program_id, offset_ms) select $1, $2::bigint where $2::bigint <= $3::bigint
+       on conflict (program_id) do update set offset_ms = program.test_clocks.offset_ms + excluded.offset_ms
+         where program.test_clocks.offset_ms + excluded.offset_ms <= $3::bigint`,
+      [programId, seconds * 1000, MAX_TEST_CLOCK_OFFSET_MS]);
+    if (!rowCount) throw validation([{ path: '/seconds', message: 'the test clock may run at most 100 years ahead; wipe the sandbox to start again' }]);
     return this.now({ programId, mode: 'test' });
   }
 

@@ -4,3 +4,5 @@ export * from './ops/metrics';
 export * from './ops/readiness';
 export * from './service-process';
 export * from './crash-point';
+export * from './ops/redacting-logger';
+export * from './lifecycle';

@@ -1,24 +1,28 @@
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { KafkaBus, kafkaServerOptions, kafkaServerReady } from '@loyalty/messaging';
-import { AppConfig, Migration, loadConfig } from '@loyalty/platform';
+import { KafkaBus, KafkaHealth, kafkaServerOptions, kafkaServerReady } from '@loyalty/messaging';
+import { AppConfig, Migration, loadConfig, registerOwnPort } from '@loyalty/platform';
 import { PATTERNS } from '@loyalty/contracts';
 import { openRuntime, RuntimeModule } from './runtime.module';
 import { OpsController } from './ops/ops.controller';
 import { metricsMiddleware } from './ops/metrics';
 import { READINESS_CHECKS } from './ops/readiness';
+import { RedactingLogger } from './ops/redacting-logger';
+import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, retryWithBackoff } from './lifecycle';
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
 export const ALL_PATTERNS: string[] = Object.values(PATTERNS).flatMap((group) => Object.values(group) as string[]);
 
 @Module({})
 class ServiceRootModule {
-  static create(config: AppConfig, runtime: Awaited<ReturnType<typeof openRuntime>>, bus: KafkaBus, modules: Type<unknown>[], withOps: boolean): DynamicModule {
+  static create(config: AppConfig, runtime: Awaited<ReturnType<typeof openRuntime>>, bus: KafkaBus, health: KafkaHealth, modules: Type<unknown>[], withOps: boolean): DynamicModule {
     return {
       module: ServiceRootModule,
+      global: true, // the gateway's own OpsController sees the broker check too
       imports: [RuntimeModule.forRoot(config, runtime.pool, runtime.store, bus), ...modules],
       controllers: withOps ? [OpsController] : [],
-      providers: [{ provide: READINESS_CHECKS, useValue: [{ name: 'broker', check: () => true }] }],
+      providers: [{ provide: READINESS_CHECKS, useValue: [{ name: 'broker', check: async () => (await health.check()) || Promise.reject(new Error(health.lastError ?? 'unreachable')) }] }],
+      exports: [READINESS_CHECKS],
     };
   }
 }
@@ -50,39 +54,38 @@ export interface ProcessOptions {
 export const startProcess = async (options: ProcessOptions): Promise<INestApplication> => {
   const config = loadConfig();
   if (!config.kafkaBrokers?.length) throw new Error('KAFKA_BROKERS is required in distributed mode');
-  const runtime = await openRuntime({ config, migrations: options.migrations });
+  const brokers = config.kafkaBrokers;
+  // the port answers (healthz 200, readyz 503) while PostgreSQL and Kafka are not reachable yet
+  const starting = new StartingResponder(config.port, ['database', 'broker'], config.baseUrl);
+  await starting.listen();
+  const runtime = await retryWithBackoff(options.name, 'PostgreSQL', () => openRuntime({ config, migrations: options.migrations }), (e) => starting.note('database', e));
+  starting.note('database', 'up');
   // 16 partitions per topic: one member (the key) stays ordered while 16 proceed at once
   // LOYALTY_BUS_TIMEOUT_MS: how long a request waits for its reply before failing 503 'unavailable' (default 30 s)
   const timeoutMs = process.env.LOYALTY_BUS_TIMEOUT_MS ? Number(process.env.LOYALTY_BUS_TIMEOUT_MS) : undefined;
   if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) throw new Error(`LOYALTY_BUS_TIMEOUT_MS must be a positive integer, got ${process.env.LOYALTY_BUS_TIMEOUT_MS}`);
-  const bus = new KafkaBus(config.kafkaBrokers, `loyalty-${options.name}-${process.pid}`, [...(options.requests ?? ALL_PATTERNS)], { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs });
-  // A broker that has just started answers 'group coordinator not available' for a few seconds
-  // (its offsets topic is being created); a failed connect is forgotten, so try again for a minute.
-  for (const deadline = Date.now() + 60_000; ;) {
-    try {
-      await bus.connect();
-      break;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      process.stderr.write(`Kafka not ready for ${options.name} (${e instanceof Error ? e.message.slice(0, 200) : String(e)}); retrying\n`);
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
-  }
-  const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, options.modules, options.withOps ?? true), {
-    bodyParser: options.consumes, logger: ['log', 'warn', 'error'],
+  const bus = new KafkaBus(brokers, `loyalty-${options.name}-${process.pid}`, [...(options.requests ?? ALL_PATTERNS)], { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs });
+  // A broker that has just started answers 'group coordinator not available' for a while (its
+  // offsets topic is being created); a failed connect is forgotten, so keep trying, with backoff,
+  // for as long as it takes (a fresh topology's service once gave up after 60 s).
+  await retryWithBackoff(options.name, 'Kafka', () => bus.connect(), (e) => starting.note('broker', e));
+  const health = new KafkaHealth(brokers);
+  const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, health, options.modules, options.withOps ?? true), {
+    bodyParser: options.consumes, logger: new RedactingLogger(),
   });
+  closeConnectionsWhenStopping(app);
   app.use(metricsMiddleware);
   options.configure?.(app, config);
   if (options.consumes) {
-    const ms = app.connectMicroservice(kafkaServerOptions(config.kafkaBrokers, `loyalty-${options.name}`, `loyalty-${options.name}`, { partitionsConsumedConcurrently: 16, partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16) }));
+    const ms = app.connectMicroservice(kafkaServerOptions(brokers, `loyalty-${options.name}`, `loyalty-${options.name}`, { partitionsConsumedConcurrently: 16, partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16) }));
     await app.startAllMicroservices();
-    await kafkaServerReady(ms, 60_000);
+    // the consumer joins when the group coordinator is there; kafkajs keeps trying, so do we (never exit)
+    await retryWithBackoff(options.name, 'Kafka consumer group', () => kafkaServerReady(ms, 60_000), (e) => starting.note('broker', e));
   }
-  app.enableShutdownHooks();
+  installGracefulShutdown(app, { name: options.name, after: async () => { await bus.close().catch(() => undefined); await health.close(); } });
+  await starting.close();
   await app.listen(config.port, '0.0.0.0');
-  process.stdout.write(`loyalty ${options.name} ready on :${config.port} (Kafka ${config.kafkaBrokers.join(',')})\n`);
-  const close = async () => { await app.close(); await bus.close().catch(() => undefined); process.exit(0); };
-  process.once('SIGTERM', close);
-  process.once('SIGINT', close);
+  registerOwnPort(config.port);
+  process.stdout.write(`loyalty ${options.name} ready on :${config.port} (Kafka ${brokers.join(',')})\n`);
   return app;
 };

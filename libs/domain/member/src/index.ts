@@ -6,3 +6,4 @@ export * from './member.tiers';
 export * from './member.expiry';
 export * from './member.earning';
 export * from './member.views';
+export * from './member.limits';

@@ -1,6 +1,7 @@
 import type { MemberState } from '@loyalty/contracts';
 import type { EntryData, MemberEvent } from './member.events';
 import { MemberAggregate, spendableOf } from './member.state';
+import { MoneyLimitError, assertMoneyStaysExact } from './member.limits';
 
 /** Domain refusals; the service maps them to problems in one place. */
 export class MemberRuleError extends Error {
@@ -18,6 +19,17 @@ export const canEarn = (s: MemberAggregate): boolean => EARNING_STATES.includes(
 /** A cause already applied to this member: the command is a retry and must not do its work twice. */
 export const alreadyApplied = (s: MemberAggregate, cause: string): string[] | null => s.causes.get(cause) ?? null;
 
+/** The events, if they keep the member's money exact (member.limits); otherwise the refusal, a 422 `rule-ineligible`. */
+export const withinMoneyLimits = (s: MemberAggregate, events: MemberEvent[]): MemberEvent[] => {
+  try {
+    assertMoneyStaysExact(s, events);
+  } catch (e) {
+    if (e instanceof MoneyLimitError) throw new MemberRuleError(e.code, e.message);
+    throw e;
+  }
+  return events;
+};
+
 export const decideAdjust = (
   s: MemberAggregate,
   cmd: { entryId: string; amount_cents: number; reason_code: string; note: string | null; cause: string; actor: string | null; at: string; expires_at?: string | null; batch_id?: string | null },
@@ -29,7 +41,7 @@ export const decideAdjust = (
     rule: null, parent_entry_id: null, release_at: null, expires_at: cmd.expires_at ?? null, created_at: cmd.at,
     order_ref: null, cause: cmd.cause, actor: cmd.actor, note: cmd.note, batch_id: cmd.batch_id ?? null,
   };
-  return [{ type: 'EntryRecorded', data: entry }];
+  return withinMoneyLimits(s, [{ type: 'EntryRecorded', data: entry }]);
 };
 
 type StateCommand = 'suspend' | 'reinstate' | 'pause' | 'resume';

@@ -3,6 +3,7 @@ import { EarnLine, addDaysUtc, refundTakeBack, signupBonus, splitTakeBack } from
 import type { EntryData, MemberEvent } from './member.events';
 import { expiresAtFor } from './member.expiry';
 import { MemberAggregate, causesWithPrefix } from './member.state';
+import { withinMoneyLimits } from './member.decider';
 
 /**
  * Earning on a member's stream (decisions §5): what one commerce event does to the member: earn
@@ -166,7 +167,10 @@ const takeBack = (slots: Slot[], amount: number, p: { causePrefix: string; reaso
   return out;
 };
 
-/** The effects of one order event on its member. Throws nothing for ordinary input; callers check `earningRefusal` first. */
+/**
+ * The effects of one order event on its member. Callers check `earningRefusal` first; the only
+ * refusal left is an earn that would make the member's money inexact (MemberRuleError, member.limits).
+ */
 export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): OrderStepDecision => {
   const ref = cmd.order.order_ref;
   const events: MemberEvent[] = [];
@@ -245,7 +249,8 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
     events.push({ type: 'OrderActivityRecorded', data: { order_ref: ref, at: cmd.at, spend_cents: cmd.activity.spend_cents, orders: cmd.activity.orders, cause: cmd.activity.cause } });
   }
 
-  return { events, entry_ids: [...new Set(entryIds)], earn_entry_ids: slots.map((x) => x.id) };
+  // an earn that would take the member past 2^53 − 1 fails the event with this refusal, recording nothing
+  return { events: withinMoneyLimits(s, events), entry_ids: [...new Set(entryIds)], earn_entry_ids: slots.map((x) => x.id) };
 };
 
 /**
@@ -255,7 +260,7 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
 export const decideSignupBonus = (s: MemberAggregate, cmd: { member_id: string; rules: readonly Rule[]; expiry: ExpiryPolicy; at: string; entryId: (cause: string, ruleId: string) => string }): MemberEvent[] => {
   const cause = orderCauses.signup(cmd.member_id);
   if (s.causes.has(cause)) return [];
-  return signupBonus(cmd.rules, cmd.at).map((line): MemberEvent => {
+  return withinMoneyLimits(s, signupBonus(cmd.rules, cmd.at).map((line): MemberEvent => {
     const manual = line.timing === 'manual';
     return {
       type: 'EntryRecorded',
@@ -264,7 +269,7 @@ export const decideSignupBonus = (s: MemberAggregate, cmd: { member_id: string; 
         status: manual ? 'under_review' : 'posted', release_on: manual ? 'manual' : null, release_at: null,
       }),
     };
-  });
+  }));
 };
 
 /** Admin review of an `under_review` earn (POST /admin/v1/ledger-entries/{id}/approve|reject). */

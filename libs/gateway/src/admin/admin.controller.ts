@@ -8,7 +8,7 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { Bus } from '../http/bus';
 import { RejectedCallLog } from '../http/rejected-call.log';
 import { publicProgram } from '../program/program.controller';
-import { AdvanceClockDto, CreateKeyDto, CreateProgramDto, ModeDto, PatchProgramDto, PutRulesDto, PutTiersDto } from './admin.dto';
+import { AdvanceClockDto, CreateKeyDto, CreateProgramDto, ModeDto, PatchProgramDto, PutRulesDto, PutTiersDto, RejectedCallsQuery } from './admin.dto';
 
 /** A validated DTO as plain JSON: class instances carry every declared field, unset ones as undefined, which must not overwrite stored settings. */
 const plain = <T extends object>(o: T | undefined): Partial<T> | undefined => (o === undefined ? undefined : JSON.parse(JSON.stringify(o)));
@@ -113,9 +113,9 @@ export class AdminController {
   }
 
   @Get('programs/:pid/rejected-calls')
-  async rejectedCalls(@Param('pid') pid: string, @Query('limit') limit?: string) {
+  async rejectedCalls(@Param('pid') pid: string, @Query() query: RejectedCallsQuery) {
     await this.programs.get(pid);
-    return { data: await this.rejected.list(pid, Math.min(500, Math.max(1, Number(limit) || 100))) };
+    return { data: await this.rejected.list(pid, query.limit ?? 100) };
   }
 
   @Post('members/:id/:command')

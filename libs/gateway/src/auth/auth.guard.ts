@@ -8,6 +8,7 @@ import { GatewayRequest, Scope } from '../http/request-context';
 import { ApiKeysService } from './api-keys.service';
 import { ADMIN_KEY, PUBLIC_KEY, SCOPES_KEY } from './auth.decorators';
 import { RateLimiter } from '../rate-limit/rate-limiter';
+import { MAX_BATCH_EVENTS } from '../events/events.validation';
 
 const bearer = (req: GatewayRequest): string | null => {
   const h = req.header('authorization');
@@ -47,7 +48,7 @@ export class AuthGuard implements CanActivate {
     req.auth = auth;
 
     // every authenticated call counts against the key and carries the rate-limit headers, a refused scope included
-    const cost = this.costOf(req);
+    const cost = Math.min(this.costOf(req), auth.rate.burst);
     const r = await this.limiter.take(auth.keyId, auth.rate, cost);
     res.setHeader('X-RateLimit-Limit', String(auth.rate.burst));
     res.setHeader('X-RateLimit-Remaining', String(Math.max(0, Math.floor(r.remaining))));
@@ -65,10 +66,14 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  /** A batch of n events costs ceil(n/10) tokens; every other call costs one. */
+  /**
+   * A batch of n events costs ceil(n/10) tokens, at most the key's burst (a batch the bucket can
+   * never hold would be refused 429 forever); every other call, an oversized batch included
+   * (the controller refuses it with a 422), costs one.
+   */
   private costOf(req: GatewayRequest): number {
     const body = req.body as { events?: unknown } | undefined;
-    if (req.method === 'POST' && req.path === '/v1/events' && body && Array.isArray(body.events)) {
+    if (req.method === 'POST' && req.path === '/v1/events' && body && Array.isArray(body.events) && body.events.length <= MAX_BATCH_EVENTS) {
       return Math.max(1, Math.ceil(body.events.length / 10));
     }
     return 1;

@@ -34,6 +34,12 @@ export const checkInboundEvent = (raw: unknown, at: (string | number)[] = []): E
   if (!isInboundEventType(raw.type)) {
     return { ok: false, errors: [{ path: pointer(...at, 'type'), message: `type must be one of: ${INBOUND_EVENT_TYPES.join(', ')}` }] };
   }
+  // an order line must be an object: the DTO's nested validation lets a number or null through
+  // (it was accepted with 202 and failed in the worker)
+  if (Array.isArray(raw.lines)) {
+    const bad = raw.lines.flatMap((l, i) => (isPlainObject(l) ? [] : [{ path: pointer(...at, 'lines', i), message: 'an order line must be a JSON object' }]));
+    if (bad.length > 0) return { ok: false, errors: bad };
+  }
   const instance = plainToInstance(EVENT_DTO_BY_TYPE[raw.type], raw);
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
   if (errors.length > 0) return { ok: false, errors: flattenValidationErrors(errors, at) };

@@ -1,11 +1,13 @@
 import { INestApplication } from '@nestjs/common';
 import express, { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { AppConfig, pointer, validation } from '@loyalty/platform';
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppConfig, ProblemData, pointer, renderProblem, validation } from '@loyalty/platform';
 import { GatewayRequest } from './request-context';
 import { sendProblem } from './problem-response';
 import { accessLog } from './access-log';
-import { findNul, nulInUrl } from './nul-guard';
+import { inspectBody, nulInUrl } from './nul-guard';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -30,14 +32,35 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' && !req.headers['content-length']) return next();
     json(req, res, (err?: { type?: string }) => {
       if (!err) {
-        const at = findNul(req.body);
-        if (at === null) return next();
-        return sendProblem(res, validation([{ path: at, message: 'must not contain NUL characters' }]).problem, config.baseUrl);
+        const bad = inspectBody(req.body);
+        if (bad === null) return next();
+        return sendProblem(res, validation([bad]).problem, config.baseUrl);
       }
       if (err.type === 'entity.too.large') return sendProblem(res, { slug: 'payload-too-large', detail: 'The body is larger than 1 MiB' }, config.baseUrl);
       return sendProblem(res, { slug: 'malformed-json', detail: 'The body is not valid JSON' }, config.baseUrl);
     });
   });
+  answerUnparsableRequests(app.getHttpServer() as Server, config.baseUrl);
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   app.getHttpAdapter().getInstance().set('etag', false);
+};
+
+/**
+ * Requests Node's HTTP parser refuses before any middleware runs (a URL or headers over 16 KiB, a
+ * broken request line) are answered with a problem too, not Node's bare status line. The slug list
+ * is closed (decisions §2): oversized headers are a 413 `payload-too-large`, anything else a 400.
+ */
+const answerUnparsableRequests = (server: Server, baseUrl: string): void => {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const p: ProblemData = err.code === 'HPE_HEADER_OVERFLOW'
+      ? { slug: 'payload-too-large', detail: 'The request line and headers are larger than the server accepts (16 KiB)' }
+      : { slug: 'malformed-json', detail: 'The request is not valid HTTP' };
+    const body = JSON.stringify(renderProblem(p, baseUrl));
+    const status = p.slug === 'payload-too-large' ? '413 Payload Too Large' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
 };

@@ -1,25 +1,48 @@
-import { pointer } from '@loyalty/platform';
+import { FieldError, pointer } from '@loyalty/platform';
+
+/** Deepest nesting a request body may have: real bodies stay under 6 levels (event → lines → tags). */
+export const MAX_BODY_DEPTH = 32;
+
+/** Keys that would reach an object's prototype in careless code: always unknown fields. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** An unpaired UTF-16 surrogate: not Unicode, so PostgreSQL refuses it (and it is not valid UTF-8). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const badText = (s: string): string | null =>
+  s.includes('\u0000') ? 'must not contain NUL characters' : LONE_SURROGATE.test(s) ? 'must not contain unpaired UTF-16 surrogates' : null;
 
 /**
- * NUL characters cannot be stored (PostgreSQL text and jsonb refuse them) and never belong in an
- * identifier or a reason, so they are refused at the edge instead of failing deep inside as a 500.
- * Returns the JSON pointer of the first string (or key) that holds one, or null.
+ * Checks a parsed request body before anything else reads it, without recursion (a body of a few
+ * thousand nested arrays once overflowed the stack here and killed the process): nesting deeper
+ * than MAX_BODY_DEPTH, NUL characters and unpaired surrogates (PostgreSQL text and jsonb refuse
+ * both, so they would fail deep inside as a 500), and prototype keys (`__proto__`, `constructor`).
+ * Returns the first offence as a field error with the JSON pointer of the value or key, or null.
  */
-export const findNul = (value: unknown, path: (string | number)[] = []): string | null => {
-  if (typeof value === 'string') return value.includes('\u0000') ? pointer(...path) : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findNul(value[i], [...path, i]);
-      if (hit !== null) return hit;
+export const inspectBody = (body: unknown): FieldError | null => {
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value: body, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      const bad = badText(value);
+      if (bad) return { path: pointer(...path), message: bad };
+      continue;
     }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return pointer(...path, k);
-      const hit = findNul(v, [...path, k]);
-      if (hit !== null) return hit;
+    if (!value || typeof value !== 'object') continue;
+    if (path.length >= MAX_BODY_DEPTH) return { path: pointer(...path), message: `nesting deeper than ${MAX_BODY_DEPTH} levels` };
+    const children: { value: unknown; path: (string | number)[] }[] = [];
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) children.push({ value: value[i], path: [...path, i] });
+    } else {
+      for (const k of Object.keys(value)) {
+        const bad = badText(k);
+        if (bad) return { path: pointer(...path, k), message: bad };
+        if (FORBIDDEN_KEYS.has(k)) return { path: pointer(...path, k), message: `unknown field ${k}` };
+        children.push({ value: (value as Record<string, unknown>)[k], path: [...path, k] });
+      }
     }
+    // pushed in reverse so the first offence in document order is the one reported
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
   }
   return null;
 };

@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../tokens';
 import { GatewayRequest } from './request-context';
 import { sendProblem } from './problem-response';
 import { RejectedCallLog } from './rejected-call.log';
+import { redactUrl } from './redact';
 
 const slugForStatus = (status: number): ProblemSlug =>
   status === 400 ? 'malformed-json' : status === 401 ? 'unauthenticated' : status === 403 ? 'insufficient-scope'
@@ -28,10 +29,11 @@ export class ProblemFilter implements ExceptionFilter {
         // an undecodable id names nothing (like any unknown id form): 404, not a body error
         p = { slug: 'not-found', detail: 'No resource has this name' };
       } else {
-        p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${req.path}` : exception.message };
+        p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${redactUrl(req.path)}` : exception.message };
       }
     } else {
-      this.log.error({ err: exception, requestId: req.requestId }, 'unhandled error');
+      // the logger redacts the line (emails, phones, values quoted by PostgreSQL); never the error's `detail`
+      this.log.error(`unhandled error (request ${req.requestId}): ${exception instanceof Error ? exception.message : String(exception)}`, exception instanceof Error ? exception.stack : undefined);
       p = { slug: 'internal', detail: 'An unexpected error occurred; retry with the same idempotency key' };
     }
     if (res.headersSent) return;

@@ -1,4 +1,5 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidateIf } from 'class-validator';
 import { FieldError, pointer, validation } from '@loyalty/platform';
 
 /** Flattens class-validator errors into {path, message} with JSON-pointer paths. */
@@ -24,5 +25,15 @@ export const validationPipe = (): ValidationPipe =>
     forbidNonWhitelisted: true,
     transform: true,
     validateCustomDecorators: false,
+    // keep each error's value: "is required" is told from "is invalid" by it (Nest strips parent values otherwise)
+    validationError: { target: false, value: true },
     exceptionFactory: (errors) => validation(flattenValidationErrors(errors)),
   });
+
+/**
+ * An optional field that, when present, must pass its other checks: `null` is a value like any
+ * other, not absence (class-validator's IsOptional skips every check for null, which let
+ * `phone: null` or `scopes: null` through to code that cannot handle it and answered 500).
+ * Fields whose contract allows null keep IsOptional.
+ */
+export const IsOmittable = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);

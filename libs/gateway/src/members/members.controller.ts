@@ -60,8 +60,13 @@ export class MembersController {
   @HttpCode(200)
   @RequireScopes('act')
   async erase(@Req() req: GatewayRequest, @Param('id') id: string) {
+    // the identifiers the member was known by, read before they are destroyed: the events they sent carry them too
+    const known = await this.bus.request<MemberView>(req, P.get, { id }, id);
     const member = await this.bus.request<MemberView>(req, P.erase, { id }, id);
     await forgetResponsesAbout(this.pool, req.auth!.tenant, member.id);
+    if (known.email || known.phone || known.external_ref) {
+      await this.bus.request(req, PATTERNS.ingest.erase, { email: known.email, phone: known.phone, external_ref: known.external_ref });
+    }
     return { data: member };
   }
 

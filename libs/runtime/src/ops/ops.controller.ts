@@ -5,6 +5,7 @@ import { Pool } from 'pg';
 import { PG_POOL, PUBLIC_ROUTE } from '@loyalty/platform';
 import { READINESS_CHECKS, ReadinessCheck } from './readiness';
 import { metricsRegistry } from './metrics';
+import { lifecycle } from '../lifecycle';
 
 /** Liveness, readiness and Prometheus metrics; no key needed. */
 @ApiExcludeController()
@@ -21,6 +22,11 @@ export class OpsController {
   @Get('readyz')
   async readyz(@Res({ passthrough: true }) res: Response) {
     const checks: Record<string, string> = {};
+    if (lifecycle.stopping) {
+      // SIGTERM: out of rotation at once, before anything else is probed
+      res.status(503);
+      return { status: 'stopping', checks: { process: 'down: shutting down' } };
+    }
     try {
       await this.pool.query('select 1');
       checks.database = 'up';

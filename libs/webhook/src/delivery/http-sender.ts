@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import type { Mode } from '@loyalty/platform';
 import { classifyAddress, isLoopbackName } from '../endpoints/address-policy';
-import { Resolver, bareHost, systemResolver } from '../endpoints/url-policy';
+import { Resolver, bareHost, systemResolver, targetsOwnPort } from '../endpoints/url-policy';
 
 export interface SendRequest {
   url: string;
@@ -64,6 +64,9 @@ export class HttpSender {
       return done({ status_code: null, ok: false, error: 'invalid url', response_excerpt: null });
     }
     const host = bareHost(url);
+    if (req.mode === 'test' && (await targetsOwnPort(url, this.resolve))) {
+      return done({ status_code: null, ok: false, error: "the url points to one of the service's own ports", response_excerpt: null });
+    }
     if (req.mode === 'live') {
       if (url.protocol !== 'https:') return done({ status_code: null, ok: false, error: 'live endpoints must use https', response_excerpt: null });
       if (isLoopbackName(host)) return done({ status_code: null, ok: false, error: `${host} is not a public address`, response_excerpt: null });

@@ -56,3 +56,34 @@ describe('endpoint URL rules', () => {
     expect(await checkEndpointUrl(`https://hooks.example.com/${'a'.repeat(2048)}`, 'live', dns)).toMatch(/2048/);
   });
 });
+
+describe('endpoint URL rules (issue 8)', () => {
+  const noDns: Resolver = async () => { throw new Error('no DNS in this test'); };
+
+  it('refuses a URL that does not name a host, in either mode', async () => {
+    for (const url of ['https:///path', 'https:/example.com/x', 'https://./x', 'https://../']) {
+      expect(await checkEndpointUrl(url, 'live', noDns)).toBe('url must name a host');
+      expect(await checkEndpointUrl(url, 'test', noDns)).toBe('url must name a host');
+    }
+    expect(await checkEndpointUrl('https://hooks.example.com/x', 'live', async () => ['93.184.216.34'])).toBeNull();
+  });
+
+  it("refuses the deployment's own ports on loopback in the sandbox, named or resolved", async () => {
+    const saved = process.env.LOYALTY_RESERVED_PORTS;
+    process.env.LOYALTY_RESERVED_PORTS = '4100,4101';
+    try {
+      const own = "url must not point to one of the service's own ports";
+      expect(await checkEndpointUrl('http://127.0.0.1:4100/v1/ping', 'test', noDns)).toBe(own);
+      expect(await checkEndpointUrl('http://localhost:4101/', 'test', noDns)).toBe(own);
+      expect(await checkEndpointUrl('http://[::1]:4100/', 'test', noDns)).toBe(own);
+      expect(await checkEndpointUrl('https://rebind.example:4100/', 'test', async () => ['127.0.0.1'])).toBe(own);
+      // PostgreSQL of the deployment (DATABASE_URL, default 5432 on loopback)
+      expect(await checkEndpointUrl('http://127.0.0.1:5432/', 'test', noDns)).toBe(own);
+      // other loopback ports stay allowed in the sandbox (decisions §8)
+      expect(await checkEndpointUrl('http://127.0.0.1:4102/hook', 'test', noDns)).toBeNull();
+      expect(await checkEndpointUrl('https://public.example:4100/', 'test', async () => ['93.184.216.34'])).toBeNull();
+    } finally {
+      if (saved === undefined) delete process.env.LOYALTY_RESERVED_PORTS; else process.env.LOYALTY_RESERVED_PORTS = saved;
+    }
+  });
+});
