@@ -1178,6 +1178,7 @@ export interface components {
             rate_limit?: components["schemas"]["RateLimitDto"];
         };
         AdvanceClockDto: {
+            /** @description At most ten years per call */
             seconds: number;
         };
         ModeDto: {
