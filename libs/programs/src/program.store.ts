@@ -169,6 +169,7 @@ export class ProgramStore {
     const { rows } = await this.pool.query<Row>(
       `update program.programs set program_name = $2, currency_name = $3, settings = $4, updated_at = now() where id = $1 returning *`,
       [id, input.program_name ?? current.program_name, input.currency_name ?? current.currency_name, JSON.stringify(settings)]);
+    this.cache?.drop(id);
     return toProgram(rows[0]);
   }
 
@@ -186,6 +187,7 @@ export class ProgramStore {
     const { rows } = await this.pool.query<Row>(
       'update program.programs set rules = $2, tiers = $3, updated_at = now() where id = $1 returning *',
       [id, JSON.stringify(rules), JSON.stringify(tiers)]);
+    this.cache?.drop(id); // this process at once (after the commit); the trigger's notification tells the others
     await this.pool.query('insert into program.rule_history (program_id, rules, tiers) values ($1,$2,$3)', [id, JSON.stringify(rules), JSON.stringify(tiers)]);
     return toProgram(rows[0]);
   }
@@ -214,10 +216,12 @@ export class ProgramStore {
          where program.test_clocks.offset_ms + excluded.offset_ms <= $3::bigint`,
       [programId, seconds * 1000, MAX_TEST_CLOCK_OFFSET_MS]);
     if (!rowCount) throw validation([{ path: '/seconds', message: 'the test clock may run at most 100 years ahead; wipe the sandbox to start again' }]);
+    this.cache?.drop(programId); // this process at once; the trigger's notification tells the others
     return this.now({ programId, mode: 'test' });
   }
 
   async resetTestClock(programId: string): Promise<void> {
     await this.pool.query('delete from program.test_clocks where program_id = $1', [programId]);
+    this.cache?.drop(programId);
   }
 }

@@ -53,12 +53,14 @@ export class ApiKeysService implements OnApplicationShutdown {
     const { rows } = await this.pool.query<{ expires_at: Date }>(
       `update gateway.api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => $2)), rotated_to = $3
        where id = $1 returning expires_at`, [keyId, this.config.keyRotationGraceSeconds, fresh.id]);
+    this.byPrefix.drop(old.prefix);
     return { ...fresh, old_key_expires_at: rows[0].expires_at.toISOString() };
   }
 
   async revoke(keyId: string): Promise<void> {
-    await this.row(keyId);
+    const row = await this.row(keyId);
     await this.pool.query('update gateway.api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1', [keyId]);
+    this.byPrefix.drop(row.prefix); // this process at once; the trigger's notification tells the others
   }
 
   async list(programId: string): Promise<unknown[]> {
