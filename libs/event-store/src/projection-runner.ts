@@ -19,6 +19,8 @@ export interface Projection {
   apply(tx: PoolClient, event: RecordedEvent): Promise<void>;
   /** Called at the start of each batch's transaction (e.g. to drop what it cached for the previous batch). */
   beforeBatch?(tx: PoolClient): void | Promise<void>;
+  /** Called after the batch's events, in the same transaction (e.g. to write what it buffered in one statement). */
+  afterBatch?(tx: PoolClient): void | Promise<void>;
 }
 
 const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
@@ -134,6 +136,7 @@ export class ProjectionRunner {
           if (comparePositions(e.position, stored.get(p.name)!) > 0 && matchesFilter(e, p.filter)) await p.apply(client, e);
         }
       }
+      for (const p of this.projections) await p.afterBatch?.(client);
       const batchEnd = events[events.length - 1].position;
       const lasts = names.map((n) => {
         const st = stored.get(n)!;
