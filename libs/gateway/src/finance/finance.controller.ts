@@ -1,18 +1,17 @@
-import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { PATTERNS } from '@loyalty/contracts';
-import { tenantKey } from '@loyalty/platform';
+import { AppConfig, tenantKey } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { AdminOnly, RequireScopes } from '../auth/auth.decorators';
 import { Bus } from '../http/bus';
 import { GatewayRequest } from '../http/request-context';
+import { APP_CONFIG } from '../tokens';
 import { LEDGER_ENTRY_CSV_COLUMNS, csvLine } from './csv';
 import { AdminRollForwardQuery, LedgerEntriesQuery, RollForwardQuery } from './finance.dto';
 
 const P = PATTERNS.ledger;
-/** Rows per bus request while streaming CSV: the API's largest page (a reply stays far below Kafka's 1 MB). */
-const CSV_PAGE = 1000;
 
 type EntryPage = { data: Record<string, unknown>[]; pagination: { cursor: string | null } };
 
@@ -21,7 +20,10 @@ type EntryPage = { data: Record<string, unknown>[]; pagination: { cursor: string
 @ApiBearerAuth()
 @Controller('v1')
 export class FinanceController {
-  constructor(private readonly bus: Bus, private readonly programs: ProgramStore) {}
+  constructor(private readonly bus: Bus, private readonly programs: ProgramStore, @Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /** Rows per bus request while streaming CSV: by default the API's largest page (a reply stays far below Kafka's 1 MB). */
+  private get csvPage(): number { return this.config.exportPageRows ?? 1000; }
 
   @Get('tenant/liability/roll-forward')
   @RequireScopes('read')
@@ -42,7 +44,7 @@ export class FinanceController {
     // is sent, so a refused query is still a problem response
     // the period's end is fixed before the first page (default: the programme time now), so the export never grows while it runs
     const base = { from: query.from, to: query.to ?? (await this.programs.now(req.auth!.tenant)).toISOString(), type: query.type };
-    let page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: CSV_PAGE } });
+    let page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: this.csvPage } });
     res.status(200).setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="ledger-entries.csv"');
     let closed = false;
@@ -57,7 +59,7 @@ export class FinanceController {
         for (const e of page.data) chunk += csvLine(LEDGER_ENTRY_CSV_COLUMNS.map((c) => e[c]));
         if (chunk) await write(chunk);
         if (closed || !page.pagination.cursor) break;
-        page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: CSV_PAGE, cursor: page.pagination.cursor } });
+        page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: this.csvPage, cursor: page.pagination.cursor } });
       }
       res.end();
     } catch {
