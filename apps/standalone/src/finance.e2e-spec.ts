@@ -1,3 +1,4 @@
+import { run } from '@loyalty/admin-cli';
 import { eventually } from '@loyalty/testing';
 import { TestApp, startTestApp } from './testing/harness';
 import { startDistributed } from './testing/distributed';
@@ -241,6 +242,18 @@ const financeScenarios = (name: string, boot: () => Promise<TestApp>) => {
       const viaKey = await get(`/v1/tenant/liability/roll-forward?from=${encodeURIComponent(t[0])}&to=${encodeURIComponent(t[5])}`, readOnly);
       expect(r.body.data).toEqual(viaKey.body.data);
       expect((await app.admin('GET', `/admin/v1/programs/P-00000000000000000000000000/finance/roll-forward?from=${t[0]}&to=${t[1]}`)).status).toBe(404);
+      // the admin CLI, in-process, against this service
+      let out = '';
+      const env = { LOYALTY_URL: app.url, LOYALTY_ADMIN_TOKEN: app.adminToken };
+      const cli = (argv: string[]) => run(argv, { env, stdout: (x) => { out += x; }, stderr: () => undefined });
+      expect(await cli(['--compact', 'finance', 'roll-forward', p.programId, '--mode', 'test', '--from', t[0], '--to', t[5]])).toBe(0);
+      expect(JSON.parse(out)).toEqual(r.body.data);
+      out = '';
+      expect(await cli(['finance', 'roll-forward', p.programId, '--mode', 'test', '--from', t[0], '--to', t[5], '--csv'])).toBe(0);
+      const lines = new Map(parseCsv(out).slice(1).map(([k, v]) => [k, v]));
+      expect(Number(lines.get('closing_outstanding_cents'))).toBe(r.body.data.closing.outstanding_cents);
+      expect(Number(lines.get('expired_cents'))).toBe(-r.body.data.movements.expired_cents);
+      expect(await cli(['finance', 'roll-forward', p.programId, '--mode', 'test', '--from', t[5], '--to', t[0]])).toBe(1);
     });
   });
 };
