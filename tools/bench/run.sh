@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks (figures for notes, never asserted by tests).
-# Usage: tools/bench/run.sh [members|aggregate|redemption|ingest|backlog|ledger-cost] [standalone|distributed]
+# Usage: tools/bench/run.sh [members|aggregate|redemption|ingest|backlog|ledger-cost|finance] [standalone|distributed]
 #   standalone (default): the benchmark starts the standalone app in its own process on a fresh database.
 #   distributed: starts Kafka (if needed) and the gateway + services (tools/distributed/run.sh) on a fresh
 #   database, points the benchmark at the gateway (BENCH_URL) and that database (BENCH_DATABASE_URL), and
