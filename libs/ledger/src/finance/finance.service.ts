@@ -25,15 +25,24 @@ export const ENTRIES_MAX_LIMIT = 1000;
 type Sums = Record<SumColumn, number>;
 
 /** RFC 3339 date-time with a zone (what the API prints); a date alone is ambiguous for a cut-off and refused. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/i;
+
+/** Whether the fields name a real calendar instant (no 30 February, no 24:00, offsets within ±23:59). */
+const realInstant = (m: RegExpExecArray): boolean => {
+  const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const daysInMonth = mo >= 1 && mo <= 12 ? new Date(Date.UTC(y, mo, 0)).getUTCDate() : 0;
+  const offsetOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
+  return d >= 1 && d <= daysInMonth && h <= 23 && mi <= 59 && s <= 59 && offsetOk;
+};
 
 /** The instant a query parameter names, or a field error at `/<name>`. */
 export const parseInstantParam = (name: string, raw: unknown, errors: FieldError[]): Date | null => {
-  if (typeof raw !== 'string' || !RFC3339.test(raw)) {
+  const m = typeof raw === 'string' ? RFC3339.exec(raw) : null;
+  if (!m || !realInstant(m)) {
     errors.push({ path: `/${name}`, message: `${name} must be an RFC 3339 date-time with a time zone, e.g. 2026-01-31T23:59:59Z` });
     return null;
   }
-  const d = new Date(raw);
+  const d = new Date(raw as string);
   if (Number.isNaN(d.getTime())) {
     errors.push({ path: `/${name}`, message: `${name} is not a valid date-time` });
     return null;
