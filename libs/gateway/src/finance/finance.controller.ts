@@ -50,7 +50,14 @@ export class FinanceController {
     let closed = false;
     res.on('close', () => { closed = true; });
     const write = async (chunk: string) => {
-      if (!res.write(chunk)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      if (closed || res.write(chunk)) return;
+      // back-pressure: wait until the client has taken what is buffered (or has gone)
+      await new Promise<void>((resolve) => {
+        if (closed) { resolve(); return; }
+        const done = () => { res.off('drain', done); res.off('close', done); resolve(); };
+        res.on('drain', done);
+        res.on('close', done);
+      });
     };
     try {
       await write(csvLine(LEDGER_ENTRY_CSV_COLUMNS));
