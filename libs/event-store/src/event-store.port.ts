@@ -52,7 +52,11 @@ export class WrongExpectedRevisionError extends Error {
 
 export interface SubscriptionFilter { streamPrefixes?: string[]; eventTypes?: string[] }
 
-export interface Subscription { stop(): Promise<void> }
+export interface Subscription {
+  stop(): Promise<void>;
+  /** Cuts a linger short: someone waits for the subscriber to catch up. */
+  hurry?(): void;
+}
 
 export interface SubscribeOptions {
   from: Position;
@@ -61,6 +65,11 @@ export interface SubscribeOptions {
   onEvents: (events: RecordedEvent[]) => Promise<void>;
   onError?: (e: unknown) => void;
   batchSize?: number;
+  /**
+   * At the tail of the store, how long (ms) to let new events gather before reading them, so that a
+   * steady stream of small appends is read in a few larger batches; 0 reads at once. Asked before each read.
+   */
+  linger?: () => number;
 }
 
 export interface EventStore {

@@ -4,3 +4,4 @@ export * from './eventstoredb.event-store';
 export * from './command-handler';
 export * from './projection-runner';
 export * from './snapshots';
+export * from './group-commit';

@@ -4,6 +4,7 @@ import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions,
 } from './event-store.port';
+import { GroupCommitter, GroupOutcome } from './group-commit';
 
 export const EVENT_STORE_MIGRATIONS: Migration[] = [
   {
@@ -75,7 +76,79 @@ export const EVENT_STORE_MIGRATIONS: Migration[] = [
       $fn$;
     `,
   },
+  {
+    // Group commit, set-based: the appends of a group (each to a different stream) decided and
+    // written with a handful of statements instead of one function call per append. Same rules as
+    // es.append_events: stream rows locked (in stream order, as every writer does); every id already
+    // there = duplicate (its last event returned); some = conflict; expected revision checked.
+    id: 'event-store-003',
+    sql: `
+      create or replace function es.append_set(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
+      returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
+      language plpgsql as $fn$
+      #variable_conflict use_column
+      begin
+        perform 1 from es.streams s where s.stream_id = any(p_streams) order by s.stream_id for update;
+        return query
+        with a as (
+          select t.stream, t.expected, t.n, t.i::int as i, (sum(t.n) over (order by t.i) - t.n)::int as off
+          from unnest(p_streams, p_expected, p_counts) with ordinality as t(stream, expected, n, i)
+        ), cur as (
+          select a.*, s.revision as rev from a left join es.streams s on s.stream_id = a.stream
+        ), ev as (
+          select e.id, e.type, e.data, e.meta, e.k::int as k
+          from unnest(p_ids, p_types, p_data, p_meta) with ordinality as e(id, type, data, meta, k)
+        ), found as (
+          select cur.i, count(x.event_id)::int as n_found
+          from cur join ev on ev.k > cur.off and ev.k <= cur.off + cur.n
+          left join es.events x on x.stream_id = cur.stream and x.event_id = ev.id
+          group by cur.i
+        ), decided as (
+          select cur.*, case
+              when f.n_found = cur.n then 'duplicate'
+              when f.n_found > 0 or (cur.expected = 'no_stream' and cur.rev is not null)
+                or (cur.expected not in ('no_stream', 'any') and (cur.rev is null or cur.rev <> cur.expected::bigint)) then 'conflict'
+              else 'ok' end as result
+          from cur join found f on f.i = cur.i
+        ), ins as (
+          insert into es.events as x (stream_id, stream_revision, event_id, type, data, metadata)
+          select d.stream, coalesce(d.rev + 1, 0) + (ev.k - d.off) - 1, ev.id, ev.type, ev.data, ev.meta
+          from decided d join ev on ev.k > d.off and ev.k <= d.off + d.n
+          where d.result = 'ok'
+          order by ev.k
+          returning x.stream_id, x.global_position, x.transaction_id
+        ), written as (
+          select w.stream_id, max(w.global_position) as gp, min(w.transaction_id::text) as tx from ins w group by w.stream_id
+        ), heads as (
+          -- runs to completion although nothing below reads it (a data-modifying WITH always does)
+          insert into es.streams as s (stream_id, revision)
+          select d.stream, coalesce(d.rev + 1, 0) + d.n - 1 from decided d where d.result = 'ok'
+          on conflict (stream_id) do update set revision = excluded.revision
+        )
+        select d.i, d.result, d.rev,
+               case d.result when 'ok' then coalesce(d.rev + 1, 0) + d.n - 1 when 'duplicate' then dup.stream_revision end,
+               case d.result when 'ok' then w.gp when 'duplicate' then dup.global_position end,
+               case d.result when 'ok' then w.tx when 'duplicate' then dup.transaction_id::text end
+        from decided d
+        left join written w on w.stream_id = d.stream and d.result = 'ok'
+        left join lateral (
+          select x.stream_revision, x.global_position, x.transaction_id from es.events x
+          where d.result = 'duplicate' and x.stream_id = d.stream
+            and x.event_id = any(p_ids[d.off + 1 : d.off + d.n])
+          order by x.stream_revision desc limit 1
+        ) dup on true;
+        perform pg_notify('es_appended', '');
+      end
+      $fn$;
+    `,
+  },
 ];
+
+interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision }
+type AppendRow = { outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null };
+
+/** Errors that abort a whole group (a race with another process creating a stream, a deadlock): the group is tried again. */
+const RETRY_GROUP = new Set(['23505', '40P01']);
 
 type Row = {
   global_position: string; transaction_id: string; stream_id: string; stream_revision: string; event_id: string;
@@ -109,6 +182,8 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
 export interface PostgresEventStoreOptions {
   /** Test-only: awaited after an append's rows are written, just before COMMIT (to delay commits out of order). */
   beforeCommit?: () => Promise<void>;
+  /** Appends that arrive while one is being written share the next transaction (default true). */
+  groupCommit?: boolean;
 }
 
 /**
@@ -122,10 +197,98 @@ export class PostgresEventStore implements EventStore {
   private readonly wakers = new Set<() => void>();
   private closed = false;
 
-  constructor(private readonly pool: Pool, private readonly pollMs = 500, private readonly options: PostgresEventStoreOptions = {}) {}
+  private readonly group: GroupCommitter<AppendItem, AppendResult> | null;
+  /** Stream reads that arrive while one is running share the next query. */
+  private readonly reads: GroupCommitter<{ streamId: string; from: bigint }, RecordedEvent[]> | null;
+
+  constructor(private readonly pool: Pool, private readonly pollMs = 500, private readonly options: PostgresEventStoreOptions = {}) {
+    this.group = options.beforeCommit || options.groupCommit === false ? null : new GroupCommitter((items) => this.appendGroup(items));
+    this.reads = options.groupCommit === false ? null : new GroupCommitter((items) => this.readStreams(items));
+  }
+
+  private async readStreams(items: { streamId: string; from: bigint }[]): Promise<RecordedEvent[][]> {
+    const { rows } = await this.pool.query<Row & { n: string }>(
+      `select e.*, q.n from unnest($1::text[], $2::bigint[]) with ordinality as q(s, f, n)
+         join es.events e on e.stream_id = q.s and e.stream_revision >= q.f
+        order by q.n, e.stream_revision`,
+      [items.map((i) => i.streamId), items.map((i) => i.from.toString())]);
+    const out: RecordedEvent[][] = items.map(() => []);
+    for (const r of rows) out[Number(r.n) - 1].push(toRecorded(r));
+    return out;
+  }
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
+    if (this.group) return this.group.submit({ streamId, events, expected });
+    return this.appendAlone(streamId, events, expected);
+  }
+
+  /** One group of appends (group commit): as few statements, so transactions, as its streams allow. */
+  private async appendGroup(items: AppendItem[]): Promise<GroupOutcome<AppendResult>[]> {
+    if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected).catch((e: Error) => e)];
+    // a stream appears once per statement; a second append to it (rare: two writers of one stream in one
+    // group) goes in the next statement, after the first one's outcome is known
+    const seen = new Set<string>();
+    const now: number[] = [];
+    const later: number[] = [];
+    items.forEach((it, i) => {
+      if (seen.has(it.streamId)) later.push(i);
+      else {
+        seen.add(it.streamId);
+        now.push(i);
+      }
+    });
+    const out: GroupOutcome<AppendResult>[] = new Array(items.length);
+    const first = await this.appendSet(now.map((i) => items[i]));
+    now.forEach((i, k) => { out[i] = first[k]; });
+    if (later.length) {
+      const rest = await this.appendGroup(later.map((i) => items[i]));
+      later.forEach((i, k) => { out[i] = rest[k]; });
+    }
+    return out;
+  }
+
+  /**
+   * Appends to distinct streams in one statement (es.append_set), streams in a fixed order so that two
+   * processes' groups lock stream rows in the same order. A group aborted by a race is tried again;
+   * a group that fails otherwise (one bad event) is split, so only the bad append fails.
+   */
+  private async appendSet(items: AppendItem[]): Promise<GroupOutcome<AppendResult>[]> {
+    if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected).catch((e: Error) => e)];
+    const order = items.map((_, i) => i).sort((a, b) => (items[a].streamId < items[b].streamId ? -1 : items[a].streamId > items[b].streamId ? 1 : a - b));
+    const sorted = order.map((i) => items[i]);
+    const events = sorted.flatMap((it) => it.events);
+    const params = [
+      sorted.map((it) => it.streamId), sorted.map((it) => (typeof it.expected === 'bigint' ? it.expected.toString() : it.expected)),
+      sorted.map((it) => it.events.length), events.map((e) => e.id), events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {})),
+    ];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { rows } = await this.pool.query<AppendRow & { idx: number }>(
+          'select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])', params);
+        const out: GroupOutcome<AppendResult>[] = new Array(items.length);
+        for (const r of rows) {
+          const it = sorted[r.idx - 1];
+          out[order[r.idx - 1]] = this.outcomeOf(it.streamId, it.expected, r);
+        }
+        return out;
+      } catch (e) {
+        if (RETRY_GROUP.has((e as { code?: string }).code ?? '') && attempt < 3) continue;
+        return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected).catch((err: Error) => err)));
+      }
+    }
+  }
+
+  private outcomeOf(streamId: string, expected: ExpectedRevision, r: AppendRow | undefined): AppendResult | Error {
+    if (!r || r.outcome === 'conflict') {
+      return new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
+    }
+    // the transaction id (xid8) orders commits; the largest global position of the append is its position
+    return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
+  }
+
+  private async appendAlone(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.appendOnce(streamId, events, expected);
@@ -195,42 +358,65 @@ export class PostgresEventStore implements EventStore {
 
   /** The append as one statement (es.append_events): one round trip, its own transaction. */
   private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const { rows } = await this.pool.query<{ outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null }>(
+    const { rows } = await this.pool.query<AppendRow>(
       'select * from es.append_events($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])',
       [streamId, typeof expected === 'bigint' ? expected.toString() : expected, events.map((e) => e.id), events.map((e) => e.type),
         events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {}))]);
-    const r = rows[0];
-    if (!r || r.outcome === 'conflict') {
-      throw new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
-    }
-    // the transaction id (xid8) orders commits; the largest global position of the append is its position
-    return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
+    const out = this.outcomeOf(streamId, expected, rows[0]);
+    if (out instanceof Error) throw out;
+    return out;
   }
 
-  async readStream(streamId: string, fromRevision = 0n, maxCount = 1_000_000): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, fromRevision = 0n, maxCount?: number): Promise<RecordedEvent[]> {
+    // the whole rest of the stream: shared with the reads of other streams that arrive meanwhile
+    if (this.reads && maxCount === undefined) return this.reads.submit({ streamId, from: fromRevision });
     const { rows } = await this.pool.query<Row>(
       'select * from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3',
-      [streamId, fromRevision.toString(), maxCount]);
+      [streamId, fromRevision.toString(), maxCount ?? 1_000_000_000]);
     return rows.map(toRecorded);
   }
+
+  /**
+   * The newest unfiltered page read by any subscriber of this store: a complete, gap-free run of the
+   * global order after `from` (readAll returns everything visible after its start, in order), so the
+   * other subscribers of the process at the same place are served from memory instead of each
+   * reading the same rows again.
+   */
+  private recent: { from: Position; events: RecordedEvent[] } | null = null;
 
   async readAll(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<RecordedEvent[]> {
-    const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
-    const { rows } = await this.pool.query<Row>(
-      `select * from es.events
-       where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-         and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-         ${filterSql(filter, params)}
-       order by transaction_id, global_position limit $3`, params);
-    return rows.map(toRecorded);
+    return (await this.readPage(after, maxCount, filter)).events;
   }
 
-  private async committedAboveWatermark(after: Position, filter?: SubscriptionFilter): Promise<boolean> {
-    const params: unknown[] = [after.commit.toString(), after.prepare.toString()];
-    const { rows } = await this.pool.query<{ held: boolean }>(
-      `select exists (select 1 from es.events
-         where (transaction_id, global_position) > ($1::text::xid8, $2::bigint) ${filterSql(filter, params)}) as held`, params);
-    return rows[0].held;
+  /**
+   * The visible events after `after` (below the watermark, in global order), and whether committed
+   * events wait above the watermark when none is visible (`held`: an older transaction is still open).
+   */
+  private async readPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<{ events: RecordedEvent[]; held: boolean }> {
+    const unfiltered = !filter?.streamPrefixes?.length && !filter?.eventTypes?.length;
+    if (unfiltered) {
+      const page = this.recent;
+      if (page && page.events.length && comparePositions(after, page.from) >= 0) {
+        // `after` is inside the page (or at its start): what follows it there, if anything
+        const i = comparePositions(after, page.from) === 0 ? 0 : indexAfter(page.events, after);
+        if (i >= 0 && i < page.events.length) return { events: page.events.slice(i, i + maxCount), held: false };
+      }
+    }
+    // One query answers both: rows are in transaction-id order, so the visible ones (below the
+    // watermark) come first; a first row that is not visible means events are held above it.
+    const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
+    const { rows } = await this.pool.query<Row & { visible: boolean }>(
+      `select *, transaction_id < pg_snapshot_xmin(pg_current_snapshot()) as visible from es.events
+       where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+         ${filterSql(filter, params)}
+       order by transaction_id, global_position limit $3`, params);
+    const events: RecordedEvent[] = [];
+    for (const r of rows) {
+      if (!r.visible) break;
+      events.push(toRecorded(r));
+    }
+    if (unfiltered && events.length) this.recent = { from: after, events };
+    return { events, held: events.length === 0 && rows.length > 0 };
   }
 
   async headPosition(): Promise<Position> {
@@ -263,23 +449,36 @@ export class PostgresEventStore implements EventStore {
     void this.ensureListener();
     const batchSize = options.batchSize ?? 500;
     let held = 0; // consecutive empty reads while committed events wait above the watermark
+    let atTail = false; // the last read found fewer events than a batch (or nothing): new ones arrive in dribs
+    let hurry: (() => void) | null = null;
     const loop = (async () => {
       while (!stopped) {
+        const linger = atTail && options.linger ? options.linger() : 0;
+        if (linger > 0) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, linger);
+            hurry = () => { clearTimeout(t); resolve(); };
+          });
+          hurry = null;
+        }
         poked = false;
         try {
-          const events = await this.readAll(position, batchSize, options.filter);
+          const page = await this.readPage(position, batchSize, options.filter);
+          const events = page.events;
           if (events.length) {
             held = 0;
+            atTail = events.length < batchSize;
             await options.onEvents(events);
             position = events[events.length - 1].position;
             continue;
           }
           // Committed events can sit above the watermark while any older transaction (in any database of the
           // cluster) is still open; no NOTIFY follows when it ends, so look again soon rather than after pollMs.
-          held = (await this.committedAboveWatermark(position, options.filter)) ? held + 1 : 0;
+          held = page.held ? held + 1 : 0;
         } catch (e) {
           options.onError?.(e);
         }
+        atTail = true;
         if (stopped) break;
         if (poked) continue;
         void this.ensureListener(); // re-LISTEN if the connection was lost
@@ -292,8 +491,10 @@ export class PostgresEventStore implements EventStore {
       }
     })();
     return {
+      hurry: () => hurry?.(),
       stop: async () => {
         stopped = true;
+        hurry?.();
         wake?.();
         this.wakers.delete(waker);
         await loop;
@@ -352,5 +553,19 @@ export class PostgresEventStore implements EventStore {
     }
   }
 }
+
+/** The index of the first event after `p` when `p` is the position of an event of the page; -1 otherwise. */
+const indexAfter = (events: RecordedEvent[], p: Position): number => {
+  let lo = 0;
+  let hi = events.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = comparePositions(events[mid].position, p);
+    if (c === 0) return mid + 1;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+};
 
 export { comparePositions };

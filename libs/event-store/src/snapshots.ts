@@ -93,7 +93,7 @@ export const foldStream = async <S, E extends { type: string; data: unknown }>(
   upTo?: bigint,
 ): Promise<{ state: S; revision: bigint | 'no_stream'; folded: number }> => {
   const policy = evolver.snapshot;
-  const limit = (from: bigint): number => (upTo === undefined ? 1_000_000_000 : Number(upTo - from + 1n));
+  const limit = (from: bigint): number | undefined => (upTo === undefined ? undefined : Number(upTo - from + 1n));
   if (upTo !== undefined && upTo < 0n) return { state: evolver.initialState(), revision: 'no_stream', folded: 0 };
   let state: S | null = null;
   let revision: bigint | 'no_stream' = 'no_stream';

@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import { DEFAULT_SETTINGS, Program, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
 import { Migration, Tenant, newId, notFound, parseTenantKey } from '@loyalty/platform';
 
@@ -20,6 +20,27 @@ export const PROGRAM_MIGRATIONS: Migration[] = [
       -- every version of the rules, so an event can be explained by the rules in force when it ran
       create table program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
       create table program.test_clocks (program_id text primary key, offset_ms bigint not null default 0);
+    `,
+  },
+  {
+    // Every process caches programmes and test clocks; any change, by whoever makes it, is announced
+    // so that each cache drops the programme (ProgramStore LISTENs on program_changed).
+    id: 'program-002',
+    sql: `
+      create or replace function program.notify_changed() returns trigger language plpgsql as $fn$
+      begin
+        perform pg_notify('program_changed', coalesce(new.id, old.id));
+        return null;
+      end $fn$;
+      create or replace function program.notify_clock_changed() returns trigger language plpgsql as $fn$
+      begin
+        perform pg_notify('program_changed', coalesce(new.program_id, old.program_id));
+        return null;
+      end $fn$;
+      create trigger programs_changed after insert or update or delete on program.programs
+        for each row execute function program.notify_changed();
+      create trigger test_clocks_changed after insert or update or delete on program.test_clocks
+        for each row execute function program.notify_clock_changed();
     `,
   },
 ];
@@ -85,9 +106,87 @@ export const normaliseTiers = (input: Partial<Tier>[]): Tier[] =>
     benefits: t.benefits ?? {},
   })).sort((a, b) => a.level - b.level);
 
-/** Programme configuration, shared read-mostly by every service (the admin plane writes it). */
+/**
+ * Programme configuration, shared read-mostly by every service (the admin plane writes it).
+ * Programmes and test-clock offsets are cached in process while a LISTEN connection hears every
+ * change (a trigger announces it, whoever writes); without that connection nothing is cached.
+ */
 export class ProgramStore {
-  constructor(private readonly pool: Pool) {}
+  private readonly programs = new Map<string, Program | null>();
+  private readonly clocks = new Map<string, number>();
+  /** Bumped by every change of a programme: a read that started before one is not cached. */
+  private readonly generations = new Map<string, number>();
+  private listener: PoolClient | null = null;
+  private listening: Promise<void> | null = null;
+  private closed = false;
+
+  /** `cache`: keep programmes in process (the long-running services; close() before the pool ends). */
+  constructor(private readonly pool: Pool, private readonly options: { cache?: boolean } = {}) {}
+
+  /** Stops listening (the pool can then end). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.listening?.catch(() => undefined);
+    const c = this.listener;
+    this.listener = null;
+    this.invalidateAll();
+    if (c) {
+      await c.query('unlisten program_changed').catch(() => undefined);
+      c.release();
+    }
+  }
+
+  private changed(id: string): void {
+    this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
+    this.programs.delete(id);
+    this.clocks.delete(id);
+  }
+
+  private invalidateAll(): void {
+    for (const id of new Set([...this.programs.keys(), ...this.clocks.keys()])) this.changed(id);
+  }
+
+  /** Whether cached values can be trusted: the change feed is up (it is started on first use). */
+  private caching(): boolean {
+    if (this.listener) return true;
+    if (!this.closed && this.options.cache) this.listening ??= this.listen();
+    return false;
+  }
+
+  private async listen(): Promise<void> {
+    let client: PoolClient | null = null;
+    try {
+      client = await this.pool.connect();
+      const c = client;
+      c.on('notification', (n) => { if (n.payload) this.changed(n.payload); });
+      c.on('error', () => {
+        if (this.listener !== c) return;
+        this.listener = null;
+        this.listening = null;
+        this.invalidateAll();
+        c.release(true);
+      });
+      await c.query('listen program_changed');
+      if (this.closed) {
+        c.release();
+        return;
+      }
+      this.listener = c;
+    } catch {
+      client?.release(true);
+      this.listening = null;
+    }
+  }
+
+  /** Runs `read` and caches its value unless the programme changed meanwhile (or nothing listens). */
+  private async cached<T>(cache: Map<string, T>, id: string, read: () => Promise<T>): Promise<T> {
+    const listening = this.caching();
+    if (listening && cache.has(id)) return cache.get(id) as T;
+    const generation = this.generations.get(id) ?? 0;
+    const value = await read();
+    if (listening && this.listener && (this.generations.get(id) ?? 0) === generation) cache.set(id, value);
+    return value;
+  }
 
   async create(input: { program_name: string; currency_name: string; settings?: Partial<ProgramSettings>; rules?: Partial<Rule>[]; tiers?: Partial<Tier>[] }): Promise<Program> {
     const id = newId('P');
@@ -102,8 +201,12 @@ export class ProgramStore {
   }
 
   async find(id: string): Promise<Program | null> {
-    const { rows } = await this.pool.query<Row>('select * from program.programs where id = $1', [id]);
-    return rows.length ? toProgram(rows[0]) : null;
+    const p = await this.cached(this.programs, id, async () => {
+      const { rows } = await this.pool.query<Row>('select * from program.programs where id = $1', [id]);
+      return rows.length ? toProgram(rows[0]) : null;
+    });
+    // callers may adjust what they get: each has its own copy
+    return p ? structuredClone(p) : null;
   }
 
   async get(id: string): Promise<Program> {
@@ -148,8 +251,11 @@ export class ProgramStore {
   async now(tenant: Tenant | string): Promise<Date> {
     const t = typeof tenant === 'string' ? parseTenantKey(tenant) : tenant;
     if (t.mode === 'live') return new Date();
-    const { rows } = await this.pool.query<{ offset_ms: string }>('select offset_ms from program.test_clocks where program_id = $1', [t.programId]);
-    return new Date(Date.now() + (rows.length ? Number(rows[0].offset_ms) : 0));
+    const offset = await this.cached(this.clocks, t.programId, async () => {
+      const { rows } = await this.pool.query<{ offset_ms: string }>('select offset_ms from program.test_clocks where program_id = $1', [t.programId]);
+      return rows.length ? Number(rows[0].offset_ms) : 0;
+    });
+    return new Date(Date.now() + offset);
   }
 
   async advanceTestClock(programId: string, seconds: number): Promise<Date> {

@@ -10,7 +10,7 @@ export interface RuntimeOptions { config: AppConfig; migrations: Migration[] }
 /** Opens the database (creating it and its schemas on first start) and the event store. */
 export const openRuntime = async (options: RuntimeOptions): Promise<{ pool: Pool; store: EventStore }> => {
   await ensureDatabase(options.config.databaseUrl);
-  const pool = createPool(options.config.databaseUrl, 30);
+  const pool = createPool(options.config.databaseUrl, Number(process.env.LOYALTY_DB_POOL ?? 30));
   await migrate(pool, [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...SNAPSHOT_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...options.migrations]);
   let store: EventStore;
   if (options.config.eventStore === 'eventstoredb') {
@@ -23,8 +23,9 @@ export const openRuntime = async (options: RuntimeOptions): Promise<{ pool: Pool
 };
 
 class RuntimeLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Inject(EVENT_STORE) private readonly store: EventStore, private readonly programs: ProgramStore) {}
   async onApplicationShutdown(): Promise<void> {
+    await this.programs.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
@@ -42,7 +43,7 @@ export class RuntimeModule {
         { provide: PG_POOL, useValue: pool },
         { provide: EVENT_STORE, useValue: store },
         { provide: COMMAND_HANDLER, useValue: new CommandHandler(store, undefined, undefined, new SnapshotStore(pool)) },
-        { provide: ProgramStore, useValue: new ProgramStore(pool) },
+        { provide: ProgramStore, useValue: new ProgramStore(pool, { cache: true }) },
         { provide: COMMAND_BUS, useValue: bus },
         RuntimeLifecycle,
       ],

@@ -19,7 +19,7 @@ export interface IngestWorkerOptions extends RetryPolicy {
 
 export const DEFAULT_WORKER_OPTIONS: IngestWorkerOptions = {
   ...DEFAULT_RETRY_POLICY,
-  concurrency: 32,
+  concurrency: 256,
   pollIntervalMs: 500,
   leaseMs: 120_000,
   housekeepingIntervalMs: 3_600_000,

@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { GroupCommitter } from '@loyalty/event-store';
 import type { EventStatusValue, InboundEvent, InboundEventType } from '@loyalty/contracts';
 
 /** A row of `ingest.events` as the service reads it. */
@@ -36,8 +37,14 @@ export interface ListFilter { status?: string; order_ref?: string; type?: string
 const DEADLOCK = '40P01';
 const RETENTION = "interval '30 days'";
 
+type Outcome = { status: 'completed' | 'failed'; error: string | null; ledger_entry_ids: string[] };
+interface Finish { e: ClaimedEvent; outcome: Outcome; processedAt: Date }
+
 /** Every SQL statement of the ingest service: the durable queue and the EventStatus read model are one table. */
 export class EventQueueRepository {
+  /** Outcomes recorded while one is being written share the next statement (group commit). */
+  private readonly finishing = new GroupCommitter<Finish, boolean>((items) => this.finishMany(items));
+
   constructor(readonly pool: Pool) {}
 
   // ---------- accepting ----------
@@ -141,12 +148,24 @@ export class EventQueueRepository {
   }
 
   /** Records the ledger's outcome, if the caller still holds the lease. */
-  async finish(e: ClaimedEvent, outcome: { status: 'completed' | 'failed'; error: string | null; ledger_entry_ids: string[] }, processedAt: Date): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      `update ingest.events set status = $4, error = $5, ledger_entry_ids = $6::text[], processed_at = $7, locked_until = null
-       where tenant = $1 and id = $2 and attempts = $3 and status = 'running'`,
-      [e.tenant, e.id, e.attempts, outcome.status, outcome.error, outcome.ledger_entry_ids, processedAt]);
-    return (rowCount ?? 0) > 0;
+  finish(e: ClaimedEvent, outcome: Outcome, processedAt: Date): Promise<boolean> {
+    return this.finishing.submit({ e, outcome, processedAt });
+  }
+
+  /** Many outcomes in one statement; each row is updated only while its caller still holds the lease. */
+  private async finishMany(items: Finish[]): Promise<boolean[]> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `update ingest.events e
+          set status = u.status, error = u.error, ledger_entry_ids = array(select jsonb_array_elements_text(u.ids)),
+              processed_at = u.processed_at, locked_until = null
+         from unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[])
+              with ordinality as u(tenant, id, attempts, status, error, ids, processed_at, n)
+        where e.tenant = u.tenant and e.id = u.id and e.attempts = u.attempts and e.status = 'running'
+        returning u.n::int as n`,
+      [items.map((i) => i.e.tenant), items.map((i) => i.e.id), items.map((i) => i.e.attempts), items.map((i) => i.outcome.status),
+        items.map((i) => i.outcome.error), items.map((i) => JSON.stringify(i.outcome.ledger_entry_ids)), items.map((i) => i.processedAt)]);
+    const done = new Set(rows.map((r) => r.n));
+    return items.map((_, i) => done.has(i + 1));
   }
 
   /** Back to the queue after a retryable failure, not to be claimed for `delayMs`. */

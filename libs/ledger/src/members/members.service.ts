@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MemberState, MemberView } from '@loyalty/contracts';
-import { AppendResult, Decision, WrongExpectedRevisionError } from '@loyalty/event-store';
+import { AppendResult, Decision, GroupCommitter, WrongExpectedRevisionError } from '@loyalty/event-store';
 import {
   MemberAggregate, MemberEvent, MemberRuleError, decideAdjust, expiresAtFor, decideSignupBonus, decideStateChange, memberEvolver,
 } from '@loyalty/domain-member';
@@ -28,6 +28,17 @@ const LOCKS = new IdentityLocks();
 
 /** Members: identity, enrolment, profile, erasure, adjustments and reads (ledger service). */
 export class MembersService {
+  /** Identity look-ups that arrive while one runs share the next query (many order events at once). */
+  private readonly lookups = new GroupCommitter<{ tenant: string; kind: string; value: string }, string | null>(async (items) => {
+    const { rows } = await this.ctx.pool.query<{ n: string; member_id: string }>(
+      `select q.n, i.member_id from unnest($1::text[], $2::text[], $3::text[]) with ordinality as q(tenant, kind, value, n)
+         join ledger.identities i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value`,
+      [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value)]);
+    const out: (string | null)[] = items.map(() => null);
+    for (const r of rows) out[Number(r.n) - 1] = r.member_id;
+    return out;
+  });
+
   constructor(private readonly ctx: LedgerContext) {}
 
   // ---------- reads ----------
@@ -52,9 +63,7 @@ export class MembersService {
 
   private async lookup(tenant: string, ref: MemberRef): Promise<string | null> {
     if (ref.kind === 'id') return ref.value;
-    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
-      'select member_id from ledger.identities where tenant = $1 and kind = $2 and value = $3', [tenant, ref.kind, ref.value]);
-    return rows[0]?.member_id ?? null;
+    return this.lookups.submit({ tenant, kind: ref.kind, value: ref.value });
   }
 
   /** The programme partition of a member id (admin plane calls name only the id). */
@@ -111,11 +120,17 @@ export class MembersService {
 
   // ---------- writes ----------
 
-  /** Runs a decision on a member stream and waits until the read models have seen it. */
-  async decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
+  /**
+   * Runs a decision on a member stream and (unless `settle: false`: asynchronous work such as order
+   * events, whose caller answered 202 long ago) waits until the read models have seen it.
+   */
+  async decide<R>(
+    tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>,
+    opts: { settle?: boolean } = {},
+  ): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, decide);
-      await this.ctx.settle(out.append?.position);
+      if (opts.settle !== false) await this.ctx.settle(out.append?.position);
       return out;
     } catch (e) {
       throw toProblem(e);

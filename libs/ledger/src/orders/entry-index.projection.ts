@@ -8,12 +8,25 @@ export class EntryIndexProjection implements Projection {
   readonly name = 'ledger.entry_index';
   readonly filter = { streamPrefixes: ['member-'], eventTypes: ['EntryRecorded'] };
   readonly tables = ['ledger.entry_index'];
+  /** this batch's rows, written by afterBatch in one statement */
+  private staged: { entry_id: string; tenant: string; member_id: string }[] = [];
 
-  async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+  beforeBatch(): void { this.staged = []; }
+
+  async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStream(event.streamId);
     if (!ids) return;
-    const entry = event.data as EntryData;
-    await tx.query('insert into ledger.entry_index (entry_id, tenant, member_id) values ($1, $2, $3) on conflict do nothing', [entry.id, ids.tenant, ids.memberId]);
+    this.staged.push({ entry_id: (event.data as EntryData).id, tenant: ids.tenant, member_id: ids.memberId });
+  }
+
+  async afterBatch(tx: PoolClient): Promise<void> {
+    const rows = this.staged;
+    this.staged = [];
+    if (!rows.length) return;
+    await tx.query(
+      `insert into ledger.entry_index (entry_id, tenant, member_id)
+       select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing`,
+      [rows.map((r) => r.entry_id), rows.map((r) => r.tenant), rows.map((r) => r.member_id)]);
   }
 
   /** Where an entry lives, or null. */

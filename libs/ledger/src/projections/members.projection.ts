@@ -3,6 +3,7 @@ import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import { parseMemberStream } from '../ledger.context';
 import { MemberFold } from './member-fold';
 import { PiiVault } from '../pii/pii.vault';
+import type { MemberAggregate } from '@loyalty/domain-member';
 
 /**
  * ledger.members: one row per member with state and balances, for lists, filters and liability.
@@ -19,22 +20,37 @@ export class MembersProjection implements Projection {
     this.fold = fold ?? new MemberFold(store);
   }
 
-  async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+  /** the newest state of each member this batch touched (one row write per member per batch) */
+  private staged = new Map<string, { tenant: string; memberId: string; state: MemberAggregate; revision: bigint }>();
+
+  beforeBatch(): void { this.staged.clear(); }
+
+  async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStream(event.streamId);
     if (!ids) return;
     const { state } = await this.fold.advance(event);
     if (!state.exists) return;
-    const pii = await this.vault.open(ids.tenant, ids.memberId, state.pii);
+    this.staged.set(event.streamId, { tenant: ids.tenant, memberId: ids.memberId, state, revision: event.revision });
+  }
+
+  async afterBatch(tx: PoolClient): Promise<void> {
+    const rows = [...this.staged.values()];
+    this.staged.clear();
+    if (!rows.length) return;
+    const pii = await Promise.all(rows.map((r) => this.vault.open(r.tenant, r.memberId, r.state.pii)));
+    const col = <T>(f: (r: (typeof rows)[number], i: number) => T): T[] => rows.map(f);
     await tx.query(
       `insert into ledger.members (tenant, member_id, email, phone, external_ref, state, available_cents, pending_cents, reserved_cents,
          lifetime_earned_cents, lifetime_redeemed_cents, revision, created_at)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
+       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[],
+         $10::bigint[], $11::bigint[], $12::bigint[], $13::timestamptz[])
        on conflict (tenant, member_id) do update set email = excluded.email, phone = excluded.phone, external_ref = excluded.external_ref,
          state = excluded.state, available_cents = excluded.available_cents, pending_cents = excluded.pending_cents,
          reserved_cents = excluded.reserved_cents, lifetime_earned_cents = excluded.lifetime_earned_cents,
          lifetime_redeemed_cents = excluded.lifetime_redeemed_cents, revision = excluded.revision`,
-      [ids.tenant, ids.memberId, pii.email, pii.phone, pii.external_ref, state.state, state.available, state.pending, state.reserved,
-        state.lifetime_earned, state.lifetime_redeemed, event.revision.toString(), state.created_at]);
+      [col((r) => r.tenant), col((r) => r.memberId), col((_, i) => pii[i].email), col((_, i) => pii[i].phone), col((_, i) => pii[i].external_ref),
+        col((r) => r.state.state), col((r) => r.state.available), col((r) => r.state.pending), col((r) => r.state.reserved),
+        col((r) => r.state.lifetime_earned), col((r) => r.state.lifetime_redeemed), col((r) => r.revision.toString()), col((r) => r.state.created_at)]);
   }
 
   reset(): void { this.fold.reset(); }

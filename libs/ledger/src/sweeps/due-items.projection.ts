@@ -55,7 +55,12 @@ export class DueItemsProjection implements Projection {
     this.fold = fold ?? new MemberFold(store);
   }
 
-  async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
+  /** the due set of each member whose set changed in this batch, written by afterBatch */
+  private staged = new Map<string, { tenant: string; memberId: string; items: DueItem[] }>();
+
+  beforeBatch(): void { this.staged.clear(); }
+
+  async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStream(event.streamId);
     if (!ids) return;
     const { state, cold } = await this.fold.advance(event);
@@ -63,21 +68,31 @@ export class DueItemsProjection implements Projection {
     if (cold) this.written.delete(event.streamId);
     const items = dueItemsOf(state);
     const sig = signature(items);
-    if (sig !== this.written.get(event.streamId)) {
-      // one statement: drop the kinds no longer due, upsert the others
-      await tx.query(
-        `with cur as (select * from unnest($3::text[], $4::text[], $5::timestamptz[]) as t(kind, entry_id, due_at)),
-         gone as (
-           delete from ledger.due_items d where d.tenant = $1 and d.member_id = $2
-             and not exists (select 1 from cur where cur.kind = d.kind and cur.entry_id = d.entry_id))
-         insert into ledger.due_items (tenant, member_id, kind, entry_id, due_at)
-         select $1, $2, kind, entry_id, due_at from cur
-         on conflict (tenant, member_id, kind, entry_id) do update set due_at = excluded.due_at`,
-        [ids.tenant, ids.memberId, items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at)]);
+    if (sig !== this.written.get(event.streamId) || this.staged.has(event.streamId)) {
+      this.staged.set(event.streamId, { tenant: ids.tenant, memberId: ids.memberId, items });
     }
     this.written.delete(event.streamId);
     this.written.set(event.streamId, sig);
     if (this.written.size > 20_000) this.written.delete(this.written.keys().next().value!);
+  }
+
+  /** One statement for the batch: each staged member's kinds no longer due are dropped, the others upserted. */
+  async afterBatch(tx: PoolClient): Promise<void> {
+    const members = [...this.staged.values()];
+    this.staged.clear();
+    if (!members.length) return;
+    const items = members.flatMap((m) => m.items.map((i) => ({ ...i, tenant: m.tenant, memberId: m.memberId })));
+    await tx.query(
+      `with touched as (select * from unnest($1::text[], $2::text[]) as m(tenant, member_id)),
+       cur as (select * from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) as t(tenant, member_id, kind, entry_id, due_at)),
+       gone as (
+         delete from ledger.due_items d using touched m where d.tenant = m.tenant and d.member_id = m.member_id
+           and not exists (select 1 from cur where cur.tenant = d.tenant and cur.member_id = d.member_id and cur.kind = d.kind and cur.entry_id = d.entry_id))
+       insert into ledger.due_items (tenant, member_id, kind, entry_id, due_at)
+       select tenant, member_id, kind, entry_id, due_at from cur
+       on conflict (tenant, member_id, kind, entry_id) do update set due_at = excluded.due_at`,
+      [members.map((m) => m.tenant), members.map((m) => m.memberId), items.map((i) => i.tenant), items.map((i) => i.memberId),
+        items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at)]);
   }
 
   reset(): void { this.fold.reset(); this.written.clear(); }

@@ -60,6 +60,44 @@ export class ReferralProjection implements Projection {
 
   constructor(private readonly onOrderPaid?: (tx: PoolClient, seen: PaidOrderSeen) => Promise<void>) {}
 
+  /** Paid orders of this batch not written yet: written in one statement, before any reaction reads them. */
+  private paid: { tenant: string; member_id: string; order: ReferralOrder }[] = [];
+  /** `tenant|friend` of the batch's payers that have (or get, in this batch) a referral: only their orders need the reaction. */
+  private referred = new Set<string>();
+
+  /** Reads ahead which of the batch's payers are anyone's referred friend (one query instead of one per order). */
+  async beforeBatch(tx: PoolClient, events: readonly RecordedEvent[]): Promise<void> {
+    this.paid = [];
+    this.referred.clear();
+    if (!this.onOrderPaid) return;
+    const payers = events.filter((e) => e.type === 'OrderPaid').flatMap((e) => {
+      const m = ORDER_STREAM.exec(e.streamId);
+      const d = e.data as OrderStep;
+      return m && d.member_id ? [{ tenant: m[1], friend: d.member_id }] : [];
+    });
+    if (!payers.length) return;
+    const { rows } = await tx.query<{ tenant: string; friend_id: string }>(
+      `select distinct r.tenant, r.friend_id from unnest($1::text[], $2::text[]) as p(tenant, friend)
+         join referral.referrals r on r.tenant = p.tenant and r.friend_id = p.friend`,
+      [payers.map((p) => p.tenant), payers.map((p) => p.friend)]);
+    for (const r of rows) this.referred.add(`${r.tenant}|${r.friend_id}`);
+  }
+
+  async afterBatch(tx: PoolClient): Promise<void> {
+    await this.writePaid(tx);
+  }
+
+  private async writePaid(tx: PoolClient): Promise<void> {
+    const rows = this.paid;
+    this.paid = [];
+    if (!rows.length) return;
+    await tx.query(
+      `insert into referral.paid_orders (tenant, order_ref, member_id, gross_cents, paid_at)
+       select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) on conflict do nothing`,
+      [rows.map((r) => r.tenant), rows.map((r) => r.order.order_ref), rows.map((r) => r.member_id), rows.map((r) => r.order.gross_cents),
+        rows.map((r) => r.order.paid_at)]);
+  }
+
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
     switch (event.type) {
       case 'MemberCreated': {
@@ -80,18 +118,26 @@ export class ReferralProjection implements Projection {
         const d = event.data as OrderStep;
         if (!m || !d.member_id) return;
         const order: ReferralOrder = { order_ref: m[2], gross_cents: d.gross_cents ?? 0, paid_at: d.at };
-        await tx.query(
-          `insert into referral.paid_orders (tenant, order_ref, member_id, gross_cents, paid_at) values ($1,$2,$3,$4,$5) on conflict do nothing`,
-          [m[1], order.order_ref, d.member_id, order.gross_cents, order.paid_at]);
-        if (this.onOrderPaid) await this.onOrderPaid(tx, { tenant: m[1], member_id: d.member_id, order });
+        this.paid.push({ tenant: m[1], member_id: d.member_id, order });
+        // a payer nobody referred needs no reaction (it would find no pending or held referral)
+        if (this.onOrderPaid && this.referred.has(`${m[1]}|${d.member_id}`)) {
+          await this.writePaid(tx);
+          await this.onOrderPaid(tx, { tenant: m[1], member_id: d.member_id, order });
+        }
         return;
       }
       case 'OrderCancelled': {
         const m = ORDER_STREAM.exec(event.streamId);
+        await this.writePaid(tx);
         if (m) await tx.query('update referral.paid_orders set cancelled = true where tenant = $1 and order_ref = $2', [m[1], m[2]]);
         return;
       }
       default:
+        if (event.type === 'ReferralCreated') {
+          const d = event.data as { friend_id?: string };
+          const ids = parseReferralStream(event.streamId);
+          if (ids && d.friend_id) this.referred.add(`${ids.tenant}|${d.friend_id}`);
+        }
         if ((REFERRAL_EVENTS as string[]).includes(event.type)) await applyReferralEvent(tx, event.streamId, event.revision, { type: event.type, data: event.data } as ReferralEvent);
     }
   }
