@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks (figures for notes, never asserted by tests).
-# Usage: tools/bench/run.sh [members|aggregate|redemption|ingest|backlog|ledger-cost|finance] [standalone|distributed]
+# Usage: tools/bench/run.sh [suite|members|aggregate|redemption|ingest|backlog|ledger-cost|finance] [standalone|distributed]
+#   suite (default, `npm run bench`): every hot path of issue 7 as a ratio against the raw PostgreSQL
+#   baselines (tools/bench/baselines) run in the same invocation; see tools/bench/suite.ts for its knobs
+#   (BENCH_QUICK=1 scales it down, BENCH_SCENARIOS picks scenarios, BENCH_OUT names the JSON result).
 #   standalone (default): the benchmark starts the standalone app in its own process on a fresh database.
 #   distributed: starts Kafka (if needed) and the gateway + services (tools/distributed/run.sh) on a fresh
 #   database, points the benchmark at the gateway (BENCH_URL) and that database (BENCH_DATABASE_URL), and
@@ -9,7 +12,7 @@
 #   (apps/standalone/src/testing/distributed.ts) and waits for it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-what="${1:-members}"; mode="${2:-standalone}"
+what="${1:-suite}"; mode="${2:-standalone}"
 npm run build --silent
 if [ "$mode" = distributed ]; then
   export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:9092}"

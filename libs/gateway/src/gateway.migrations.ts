@@ -51,4 +51,18 @@ export const GATEWAY_MIGRATIONS: Migration[] = [
     id: 'gateway-002',
     sql: `create index if not exists idempotency_created_at on gateway.idempotency (created_at);`,
   },
+  {
+    // Gateways cache keys by prefix; every change of a key (revocation, rotation, a wipe) is announced
+    // so that each replica drops it at once (ApiKeysService).
+    id: 'gateway-003',
+    sql: `
+      create or replace function gateway.notify_key_changed() returns trigger language plpgsql as $fn$
+      begin
+        perform pg_notify('api_key_changed', coalesce(new.prefix, old.prefix));
+        return null;
+      end $fn$;
+      create trigger api_keys_changed after insert or update or delete on gateway.api_keys
+        for each row execute function gateway.notify_key_changed();
+    `,
+  },
 ];

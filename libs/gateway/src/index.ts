@@ -6,3 +6,5 @@ export * from './http/request-context';
 export * from './auth/auth.decorators';
 export * from './auth/api-keys.service';
 export * from './idempotency/idempotency.interceptor';
+export * from './openapi/document';
+export * from './openapi/error-catalogue';

@@ -5,3 +5,4 @@ export * from './db';
 export * from './tenant';
 export * from './cursor';
 export * from './tokens';
+export * from './notified-cache';

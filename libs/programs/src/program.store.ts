@@ -1,6 +1,6 @@
-import { Pool, PoolClient } from 'pg';
+import { Pool } from 'pg';
 import { DEFAULT_SETTINGS, Program, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
-import { Migration, Tenant, newId, notFound, parseTenantKey } from '@loyalty/platform';
+import { Migration, NotifiedCache, Tenant, newId, notFound, parseTenantKey } from '@loyalty/platform';
 
 export const PROGRAM_MIGRATIONS: Migration[] = [
   {
@@ -108,84 +108,24 @@ export const normaliseTiers = (input: Partial<Tier>[]): Tier[] =>
 
 /**
  * Programme configuration, shared read-mostly by every service (the admin plane writes it).
- * Programmes and test-clock offsets are cached in process while a LISTEN connection hears every
- * change (a trigger announces it, whoever writes); without that connection nothing is cached.
+ * With `cache`, programmes and test-clock offsets are kept in process and dropped by the
+ * program_changed notification that a trigger sends on every change, whoever writes.
  */
 export class ProgramStore {
-  private readonly programs = new Map<string, Program | null>();
-  private readonly clocks = new Map<string, number>();
-  /** Bumped by every change of a programme: a read that started before one is not cached. */
-  private readonly generations = new Map<string, number>();
-  private listener: PoolClient | null = null;
-  private listening: Promise<void> | null = null;
-  private closed = false;
+  private readonly cache: NotifiedCache<Program | null | number> | null;
 
   /** `cache`: keep programmes in process (the long-running services; close() before the pool ends). */
-  constructor(private readonly pool: Pool, private readonly options: { cache?: boolean } = {}) {}
+  constructor(private readonly pool: Pool, options: { cache?: boolean } = {}) {
+    this.cache = options.cache ? new NotifiedCache(pool, 'program_changed') : null;
+  }
 
   /** Stops listening (the pool can then end). */
   async close(): Promise<void> {
-    this.closed = true;
-    await this.listening?.catch(() => undefined);
-    const c = this.listener;
-    this.listener = null;
-    this.invalidateAll();
-    if (c) {
-      await c.query('unlisten program_changed').catch(() => undefined);
-      c.release();
-    }
+    await this.cache?.close();
   }
 
-  private changed(id: string): void {
-    this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
-    this.programs.delete(id);
-    this.clocks.delete(id);
-  }
-
-  private invalidateAll(): void {
-    for (const id of new Set([...this.programs.keys(), ...this.clocks.keys()])) this.changed(id);
-  }
-
-  /** Whether cached values can be trusted: the change feed is up (it is started on first use). */
-  private caching(): boolean {
-    if (this.listener) return true;
-    if (!this.closed && this.options.cache) this.listening ??= this.listen();
-    return false;
-  }
-
-  private async listen(): Promise<void> {
-    let client: PoolClient | null = null;
-    try {
-      client = await this.pool.connect();
-      const c = client;
-      c.on('notification', (n) => { if (n.payload) this.changed(n.payload); });
-      c.on('error', () => {
-        if (this.listener !== c) return;
-        this.listener = null;
-        this.listening = null;
-        this.invalidateAll();
-        c.release(true);
-      });
-      await c.query('listen program_changed');
-      if (this.closed) {
-        c.release();
-        return;
-      }
-      this.listener = c;
-    } catch {
-      client?.release(true);
-      this.listening = null;
-    }
-  }
-
-  /** Runs `read` and caches its value unless the programme changed meanwhile (or nothing listens). */
-  private async cached<T>(cache: Map<string, T>, id: string, read: () => Promise<T>): Promise<T> {
-    const listening = this.caching();
-    if (listening && cache.has(id)) return cache.get(id) as T;
-    const generation = this.generations.get(id) ?? 0;
-    const value = await read();
-    if (listening && this.listener && (this.generations.get(id) ?? 0) === generation) cache.set(id, value);
-    return value;
+  private cached<T extends Program | null | number>(id: string, what: 'program' | 'clock', read: () => Promise<T>): Promise<T> {
+    return this.cache ? (this.cache.get(id, what, read) as Promise<T>) : read();
   }
 
   async create(input: { program_name: string; currency_name: string; settings?: Partial<ProgramSettings>; rules?: Partial<Rule>[]; tiers?: Partial<Tier>[] }): Promise<Program> {
@@ -201,7 +141,7 @@ export class ProgramStore {
   }
 
   async find(id: string): Promise<Program | null> {
-    const p = await this.cached(this.programs, id, async () => {
+    const p = await this.cached(id, 'program', async () => {
       const { rows } = await this.pool.query<Row>('select * from program.programs where id = $1', [id]);
       return rows.length ? toProgram(rows[0]) : null;
     });
@@ -251,7 +191,7 @@ export class ProgramStore {
   async now(tenant: Tenant | string): Promise<Date> {
     const t = typeof tenant === 'string' ? parseTenantKey(tenant) : tenant;
     if (t.mode === 'live') return new Date();
-    const offset = await this.cached(this.clocks, t.programId, async () => {
+    const offset = await this.cached(t.programId, 'clock', async () => {
       const { rows } = await this.pool.query<{ offset_ms: string }>('select offset_ms from program.test_clocks where program_id = $1', [t.programId]);
       return rows.length ? Number(rows[0].offset_ms) : 0;
     });

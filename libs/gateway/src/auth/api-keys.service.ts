@@ -1,7 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Pool } from 'pg';
-import { AppConfig, Mode, newId, notFound, problem, randomBase62, tenantKey } from '@loyalty/platform';
+import { AppConfig, Mode, NotifiedCache, newId, notFound, problem, randomBase62, tenantKey } from '@loyalty/platform';
 import { APP_CONFIG, PG_POOL } from '../tokens';
 import { AuthContext, SCOPES, Scope } from '../http/request-context';
 
@@ -19,8 +19,17 @@ type KeyRow = { id: string; prefix: string; program_id: string; mode: Mode; name
  * constant time. The key itself is never stored or logged.
  */
 @Injectable()
-export class ApiKeysService {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Inject(APP_CONFIG) private readonly config: AppConfig) {}
+export class ApiKeysService implements OnApplicationShutdown {
+  /** Rows by lookup prefix, dropped in every process by the api_key_changed notification (a trigger sends it on every change). */
+  private readonly byPrefix: NotifiedCache<KeyRow[]>;
+
+  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.byPrefix = new NotifiedCache(pool, 'api_key_changed');
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.byPrefix.close();
+  }
 
   async issue(programId: string, mode: Mode, scopes: Scope[] = SCOPES, name: string | null = null, rate?: { burst?: number; per_second?: number }): Promise<IssuedKey> {
     const key = `svc_${mode}_${randomBase62(32)}`;
@@ -79,13 +88,15 @@ export class ApiKeysService {
   }
 
   /**
-   * Rows sharing the presented key's lookup prefix. Deliberately not cached: one indexed read per
-   * request is cheap, and it makes a revocation (or the end of a rotation's grace) take effect at
-   * once on every gateway replica, not after a cache lifetime.
+   * Rows sharing the presented key's lookup prefix, cached in process: a revocation or rotation
+   * changes the row, whose trigger notifies every replica, so it takes effect at once everywhere;
+   * expiry (a rotation's grace) is checked against the clock on each request.
    */
-  private async candidates(prefix: string): Promise<KeyRow[]> {
-    const { rows } = await this.pool.query<KeyRow>('select * from gateway.api_keys where prefix = $1', [prefix]);
-    return rows;
+  private candidates(prefix: string): Promise<KeyRow[]> {
+    return this.byPrefix.get(prefix, 'rows', async () => {
+      const { rows } = await this.pool.query<KeyRow>('select * from gateway.api_keys where prefix = $1', [prefix]);
+      return rows;
+    });
   }
 
   private async row(keyId: string): Promise<KeyRow> {

@@ -1,4 +1,3 @@
-import type { EventStore, Position } from '@loyalty/event-store';
 import { LedgerContext } from '../ledger.context';
 
 export interface Liability {
@@ -21,7 +20,7 @@ export class LiabilityService {
     if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
     // the figure is cached for 30 s: make it include every write already committed (other services'
     // spending included, which does not wait for this projection), bounded so a slow runner never blocks it
-    await this.catchUp().catch(() => undefined);
+    await this.ctx.catchUp();
     const { rows } = await this.ctx.pool.query<Record<string, string>>(
       `select coalesce(sum(available_cents),0) as available, coalesce(sum(pending_cents),0) as pending,
               coalesce(sum(lifetime_earned_cents),0) as issued, coalesce(sum(lifetime_redeemed_cents),0) as redeemed,
@@ -39,15 +38,6 @@ export class LiabilityService {
     };
     this.cache.set(tenant, { at: Date.now(), value });
     return value;
-  }
-
-  private async catchUp(): Promise<void> {
-    if (!this.ctx.runners.length) return;
-    // PostgreSQL: the newest committed event, even one still above the subscribers' watermark
-    const store = this.ctx.store as EventStore & { committedHead?: () => Promise<Position> };
-    const head = store.committedHead ? await store.committedHead() : await store.headPosition();
-    (this.ctx.store as { poke?: () => void }).poke?.();
-    await Promise.all(this.ctx.runners.map((r) => r.waitFor(head, 2_000)));
   }
 
   clear(tenant?: string): void { if (tenant) this.cache.delete(tenant); else this.cache.clear(); }

@@ -68,9 +68,11 @@ export class MembersService {
 
   /** The programme partition of a member id (admin plane calls name only the id). */
   async tenantOf(memberId: string): Promise<string> {
-    const { rows } = await this.ctx.pool.query<{ tenant: string }>('select tenant from ledger.members where member_id = $1', [memberId]);
-    if (!rows.length) throw notFound('member');
-    return rows[0].tenant;
+    const find = async () => (await this.ctx.pool.query<{ tenant: string }>('select tenant from ledger.members where member_id = $1', [memberId])).rows[0];
+    // the read model may not have caught up with a member enrolled a moment ago: catch up and look again
+    const row = (await find()) ?? (await this.ctx.catchUp(), await find());
+    if (!row) throw notFound('member');
+    return row.tenant;
   }
 
   async view(tenant: string, memberId: string): Promise<MemberView> {
@@ -86,6 +88,7 @@ export class MembersService {
   }
 
   async list(tenant: string, q: { limit?: number; cursor?: string; email?: string; state?: MemberState }): Promise<Page<MemberView>> {
+    await this.ctx.catchUp();
     const limit = q.limit ?? 25;
     const after = decodeCursor(q.cursor);
     const params: unknown[] = [tenant, after ? Number(after[0]) : 0, limit + 1];
@@ -121,16 +124,13 @@ export class MembersService {
   // ---------- writes ----------
 
   /**
-   * Runs a decision on a member stream and (unless `settle: false`: asynchronous work such as order
-   * events, whose caller answered 202 long ago) waits until the read models have seen it.
+   * Runs a decision on a member stream. It does not wait for the read models: GET by any id reads
+   * the stream itself, and the reads that use read models (lists, admin look-ups by member id,
+   * liability) catch up first (LedgerContext.catchUp).
    */
-  async decide<R>(
-    tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>,
-    opts: { settle?: boolean } = {},
-  ): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
+  async decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, decide);
-      if (opts.settle !== false) await this.ctx.settle(out.append?.position);
       return out;
     } catch (e) {
       throw toProblem(e);
@@ -259,7 +259,6 @@ export class MembersService {
           result: true,
         };
       });
-      await this.ctx.settle(out.append?.position);
       return out.result ? 'created' : 'exists';
     } catch (e) {
       if (e instanceof WrongExpectedRevisionError) return 'retry';

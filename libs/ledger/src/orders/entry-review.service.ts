@@ -12,7 +12,9 @@ export class EntryReviewService {
 
   /** `tenant` '*' (the admin plane) finds the entry's partition by its id; any other value restricts to it. */
   async review(tenant: string, entryId: string, action: 'approve' | 'reject', actor: string | null): Promise<LedgerEntryView & { member_id: string }> {
-    const where = await EntryIndexProjection.find(this.ctx.pool, entryId);
+    // the index may not have caught up with an entry written a moment ago: catch up and look again
+    const where = (await EntryIndexProjection.find(this.ctx.pool, entryId))
+      ?? (await this.ctx.catchUp(), await EntryIndexProjection.find(this.ctx.pool, entryId));
     if (!where || (tenant !== '*' && where.tenant !== tenant)) throw notFound('ledger entry');
     const at = (await this.ctx.programs.now(where.tenant)).toISOString();
     const { state } = await this.members.decide(where.tenant, where.member_id, (s) => {

@@ -13,9 +13,6 @@ import { CampaignBudgets } from './campaign-budgets';
 import { deterministicUuid, entryIdFor } from './deterministic-ids';
 import { OrderAggregate, OrderPlan, checkOrderEvent, isOrderEvent, orderEvolver, orderStepEvent, planOrderStep } from './order.aggregate';
 
-/** Order events are asynchronous (answered 202): their effects do not wait for the read models. */
-const NO_WAIT = { settle: false };
-
 /** A commerce event the ledger refuses: it ends `failed` with this message and writes nothing. */
 export class OrderEventFailure extends Error {}
 
@@ -112,7 +109,7 @@ export class OrdersService {
         crashPoint('ledger.event.process:after-order-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
         // tier metrics moved: upgrades apply at once (this order earned at the old rate); refunds may downgrade
         if (effects.changed) {
-          await this.members.decide(tenant, memberId, (s) => ({ events: decideTier(s, program.tiers, at), result: null }), NO_WAIT);
+          await this.members.decide(tenant, memberId, (s) => ({ events: decideTier(s, program.tiers, at), result: null }));
         }
         return completed(effects.entry_ids);
       }
@@ -167,7 +164,7 @@ export class OrdersService {
         }),
         result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, changed: events.length > 0 },
       };
-    }, NO_WAIT);
+    });
     return result;
   }
 

@@ -20,6 +20,17 @@ const LOCK_SPACE = 7412101;
 const inactivityDays = (expiry: { policy: string; days?: number | null } | undefined): number | null =>
   expiry?.policy === 'inactivity' && typeof expiry.days === 'number' && Number.isSafeInteger(expiry.days) && expiry.days >= 0 ? expiry.days : null;
 
+/** Members of one page of the sweep decided at once. */
+const SWEEP_CONCURRENCY = 32;
+
+/** Runs `fn` over the items, at most `limit` at a time (fn handles its own failures). */
+const eachConcurrently = async <T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  }));
+};
+
 /**
  * Time-based behaviour (architecture "Time"): a sweep of the due rows of `ledger.due_items`
  * against the programme clock (real time, or the sandbox's test clock). Idempotent: every effect
@@ -58,6 +69,8 @@ export class SweepService {
     const days = inactivityDays(program.settings.expiry);
     const grace = typeof program.settings.erasure_grace_days === 'number' && program.settings.erasure_grace_days > 0 ? Math.floor(program.settings.erasure_grace_days) : 0;
     const report: SweepReport = { tenant, now, members: 0, released: 0, expired: 0, tier_changes: 0, failures: 0 };
+    // the test clock's sweep must see every write made before it (writes do not wait for due_items)
+    if (settle) await this.ctx.catchUp(10_000);
     let after = '';
     let last: Position | null = null;
     for (;;) {
@@ -72,7 +85,8 @@ export class SweepService {
         [tenant, now, days, after, grace]);
       if (!rows.length) break;
       after = rows[rows.length - 1].member_id;
-      for (const { member_id } of rows) {
+      // members are independent streams: decided side by side, their appends share group commits
+      await eachConcurrently(rows, SWEEP_CONCURRENCY, async ({ member_id }) => {
         try {
           const out = await this.ctx.handler.handle(memberStream(tenant, member_id), memberEvolver, (s) => {
             const events = decideSweep(s, { tiers: program.tiers, expiry: program.settings.expiry, erasureGraceDays: grace }, now, () => newId('LE'));
@@ -85,7 +99,7 @@ export class SweepService {
           // one member's failure must not stop the programme's sweep; the next sweep tries again
           report.failures++;
         }
-      }
+      });
     }
     // read-your-writes for the caller (the test clock): reads after this reply see the sweep
     if (settle) await this.ctx.settle(last);
