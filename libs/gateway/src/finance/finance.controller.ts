@@ -22,8 +22,6 @@ type EntryPage = { data: Record<string, unknown>[]; pagination: { cursor: string
 export class FinanceController {
   constructor(private readonly bus: Bus, private readonly programs: ProgramStore, @Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  /** Rows per bus request while streaming CSV: by default the API's largest page (a reply stays far below Kafka's 1 MB). */
-  private get csvPage(): number { return this.config.exportPageRows ?? 1000; }
 
   @Get('tenant/liability/roll-forward')
   @RequireScopes('read')
@@ -43,8 +41,10 @@ export class FinanceController {
     // no pagination in CSV: limit and cursor do not apply; the first page is fetched before any byte
     // is sent, so a refused query is still a problem response
     // the period's end is fixed before the first page (default: the programme time now), so the export never grows while it runs
+    // rows per bus request: by default the API's largest page (a reply stays far below Kafka's 1 MB)
+    const pageRows = this.config.exportPageRows ?? 1000;
     const base = { from: query.from, to: query.to ?? (await this.programs.now(req.auth!.tenant)).toISOString(), type: query.type };
-    let page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: this.csvPage } });
+    let page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: pageRows } });
     res.status(200).setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="ledger-entries.csv"');
     let closed = false;
@@ -66,7 +66,7 @@ export class FinanceController {
         for (const e of page.data) chunk += csvLine(LEDGER_ENTRY_CSV_COLUMNS.map((c) => e[c]));
         if (chunk) await write(chunk);
         if (closed || !page.pagination.cursor) break;
-        page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: this.csvPage, cursor: page.pagination.cursor } });
+        page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: pageRows, cursor: page.pagination.cursor } });
       }
       res.end();
     } catch {
