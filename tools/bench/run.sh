@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks (figures for notes, never asserted by tests).
-# Usage: tools/bench/run.sh [suite|members|aggregate|redemption|ingest|backlog|ledger-cost] [standalone|distributed]
+# Usage: tools/bench/run.sh [suite|members|aggregate|redemption|ingest|backlog|ledger-cost|finance] [standalone|distributed]
 #   suite (default, `npm run bench`): every hot path of issue 7 as a ratio against the raw PostgreSQL
 #   baselines (tools/bench/baselines) run in the same invocation; see tools/bench/suite.ts for its knobs
 #   (BENCH_QUICK=1 scales it down, BENCH_SCENARIOS picks scenarios, BENCH_OUT names the JSON result).

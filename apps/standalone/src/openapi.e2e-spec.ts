@@ -122,6 +122,14 @@ describe('OpenAPI document matches the live API', () => {
     await call('GET', '/v1/programs', { key: K, expect: 200 });
     await call('GET', '/v1/programmes', { key: K, expect: 200 });
     await call('GET', '/v1/tenant/liability', { key: K, expect: 200 });
+    // closing the books (decisions §9a)
+    const period = `from=2020-01-01T00:00:00Z&to=${encodeURIComponent(new Date(Date.now() - 1000).toISOString())}`;
+    await call('GET', '/v1/tenant/liability', { key: K, query: 'as_of=2020-01-01T00:00:00Z', expect: 200 });
+    await call('GET', '/v1/tenant/liability/roll-forward', { key: K, query: period, expect: 200 });
+    await call('GET', '/v1/ledger-entries', { key: K, query: `${period}&limit=10`, expect: 200 });
+    await admin('GET', '/admin/v1/programs/{pid}/finance/roll-forward', { params: { pid }, query: `mode=live&${period}`, expect: 200 });
+    // this walk runs on a default key (burst 50): give back the tokens the four calls above spent
+    await new Promise((r) => setTimeout(r, 1_000));
 
     // ---- members ----
     const enrol = { email: 'ada@example.com', phone: '+14155550100', external_ref: 'cust_42', accepted_terms_version: '2025-01', marketing_consent: true };

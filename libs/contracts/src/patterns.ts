@@ -10,6 +10,10 @@ export const PATTERNS = {
     adjust: 'ledger.member.adjust',
     entries: 'ledger.member.entries',
     liability: 'ledger.liability',
+    /** closing the books (decisions §9a) */
+    liabilityAsOf: 'ledger.finance.liability',
+    rollForward: 'ledger.finance.roll-forward',
+    financeEntries: 'ledger.finance.entries',
     memberState: 'ledger.member.state-change',
     approveEntry: 'ledger.entry.approve',
     rejectEntry: 'ledger.entry.reject',

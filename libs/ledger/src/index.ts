@@ -14,3 +14,7 @@ export * from './sweeps/due-items.projection';
 export * from './migrations-import/migrations.service';
 export * from './migrations-import/migration-entries.projection';
 export * from './orders';
+export * from './finance/finance.figures';
+export * from './finance/finance.service';
+export * from './finance/finance.projection';
+export * from './finance/finance.replay';

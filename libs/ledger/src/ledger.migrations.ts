@@ -1,6 +1,7 @@
 import { Migration } from '@loyalty/platform';
 import { LEDGER_TIME_MIGRATIONS } from './sweeps/time.migrations';
 import { ORDER_MIGRATIONS } from './orders/orders.migrations';
+import { FINANCE_MIGRATIONS } from './finance/finance.migrations';
 
 export const LEDGER_MIGRATIONS: Migration[] = [
   {
@@ -38,4 +39,5 @@ export const LEDGER_MIGRATIONS: Migration[] = [
   },
   ...LEDGER_TIME_MIGRATIONS,
   ...ORDER_MIGRATIONS,
+  ...FINANCE_MIGRATIONS,
 ];

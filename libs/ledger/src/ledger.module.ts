@@ -20,10 +20,12 @@ import { CampaignBudgets } from './orders/campaign-budgets';
 import { EntryReviewService } from './orders/entry-review.service';
 import { OrdersMessages } from './orders/orders.messages';
 import { OrdersService } from './orders/orders.service';
+import { FinanceMessages } from './finance/finance.messages';
+import { FinanceService } from './finance/finance.service';
 
 /** The ledger service: members, identity, ledger, balances, tiers, expiry, liability. */
 @Module({
-  controllers: [LedgerMessages, SweepMessages, MigrationsMessages, WipeMessages, OrdersMessages],
+  controllers: [LedgerMessages, SweepMessages, MigrationsMessages, WipeMessages, OrdersMessages, FinanceMessages],
   providers: [
     {
       provide: LedgerContext,
@@ -33,6 +35,7 @@ import { OrdersService } from './orders/orders.service';
     },
     { provide: MembersService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new MembersService(ctx) },
     { provide: LiabilityService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new LiabilityService(ctx) },
+    { provide: FinanceService, inject: [LedgerContext, LiabilityService], useFactory: (ctx: LedgerContext, l: LiabilityService) => new FinanceService(ctx, l) },
     { provide: SweepService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new SweepService(ctx) },
     Sweeper,
     { provide: OrdersService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new OrdersService(ctx, m, new CampaignBudgets(ctx.pool)) },
@@ -46,7 +49,7 @@ import { OrdersService } from './orders/orders.service';
       }),
     },
   ],
-  exports: [LedgerContext, MembersService, LiabilityService, OrdersService],
+  exports: [LedgerContext, MembersService, LiabilityService, OrdersService, FinanceService],
 })
 export class LedgerModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(private readonly ctx: LedgerContext, @Inject(EVENT_STORE) private readonly store: EventStore) {}

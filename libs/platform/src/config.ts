@@ -18,6 +18,8 @@ export interface AppConfig {
   baseUrl: string;
   sweepIntervalMs: number;
   logLevel: string;
+  /** rows per internal page while streaming a CSV export (1–1000; decisions §9a) */
+  exportPageRows: number;
 }
 
 const int = (v: string | undefined, d: number): number => {
@@ -47,5 +49,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     baseUrl: (env.LOYALTY_BASE_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
     sweepIntervalMs: int(env.LOYALTY_SWEEP_INTERVAL_MS, 5000),
     logLevel: env.LOG_LEVEL ?? 'info',
+    exportPageRows: Math.min(1000, Math.max(1, int(env.LOYALTY_EXPORT_PAGE_ROWS, 1000))),
   };
 };

@@ -1042,6 +1042,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenant/liability/roll-forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Roll the liability forward over a period
+         * @description Opening and closing positions at `from` and `to` (programme time; `from` < `to` ≤ now), the movements of the entries created in (`from`, `to`] by kind, and breakage. opening + movements = closing exactly, and periods chain.
+         *
+         *     Scope: `read`.
+         */
+        get: operations["Finance_rollForward"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger-entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every member's entries of a period
+         * @description Entries created in (`from`, `to`], oldest first (created_at, then id), with `member_id` and `order_ref`; cursor pagination (limit 1–1000, default 100). With `Accept: text/csv` the whole period streams as RFC 4180 CSV (no pagination).
+         *
+         *     Scope: `read`.
+         */
+        get: operations["Finance_entries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/programs/{pid}/finance/roll-forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Roll the liability forward (admin)
+         * @description The roll-forward of a programme and mode (`mode`, default live), as `GET /v1/tenant/liability/roll-forward` answers it; what `finance roll-forward` of the admin CLI prints.
+         *
+         *     Admin token.
+         */
+        get: operations["FinanceAdmin_rollForward"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1700,7 +1766,7 @@ export interface components {
             referral_link_template: string | null;
             erasure_grace_days: number;
         };
-        /** @description Points liability (cached 30 s) */
+        /** @description Points liability (today: cached 30 s; with as_of: as it stood then) */
         Liability: {
             /** @description available + pending across members (integer, minor units) */
             outstanding_cents: number;
@@ -1714,7 +1780,12 @@ export interface components {
             lifetime_redeemed_cents: number;
             /** @description Members neither deleted nor anonymised */
             members: number;
-            /** Format: date-time */
+            /** @description Members' negative available balances, as a positive number (already netted in outstanding_cents) (integer, minor units) */
+            negative_balance_cents: number;
+            /**
+             * Format: date-time
+             * @description The instant of the figure (programme time)
+             */
             as_of: string;
         };
         Referral: {
@@ -2021,6 +2092,86 @@ export interface components {
             created_at: string;
             /** @description The order that caused it, if any */
             order_ref?: string | null;
+            /** @example M-01JD8X3Q7R5V2M9K4T6W8Y0ZAB */
+            member_id: string;
+        };
+        FinancePosition: {
+            /** @description available + pending (integer, minor units) */
+            outstanding_cents: number;
+            /** @description Available (integer, minor units) */
+            available_cents: number;
+            /** @description Pending (integer, minor units) */
+            pending_cents: number;
+            /** @description Members neither deleted nor anonymised */
+            members: number;
+        };
+        /** @description opening + earned + adjusted − redeemed + restored − expired − reversed − rejected = closing */
+        RollForward: {
+            /**
+             * Format: date-time
+             * @description Start of the period (exclusive)
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the period (inclusive)
+             */
+            to: string;
+            opening: components["schemas"]["FinancePosition"];
+            closing: components["schemas"]["FinancePosition"];
+            movements: {
+                /** @description Earn entries (integer, minor units) */
+                earned_cents: number;
+                /** @description Adjust entries, signed (integer, minor units) */
+                adjusted_cents: number;
+                /** @description Redeem entries (integer, minor units) */
+                redeemed_cents: number;
+                /** @description Reverses of redeems (integer, minor units) */
+                restored_cents: number;
+                /** @description Expire entries (integer, minor units) */
+                expired_cents: number;
+                /** @description Reverses of earns and adjusts (integer, minor units) */
+                reversed_cents: number;
+                /** @description Earns rejected in the period (integer, minor units) */
+                rejected_cents: number;
+            };
+            breakage: {
+                /** @description floor(10000 × expired ÷ (expired + redeemed − restored)) up to `to` */
+                rate_bps: number;
+                /** @description closing outstanding − breakage (integer, minor units) */
+                expected_redemption_cents: number;
+            };
+        };
+        JournalEntry: {
+            /** @example LE-01JD8X3Q7R5V2M9K4T6W8Y0ZAB */
+            id: string;
+            /** @enum {string} */
+            type: "earn" | "redeem" | "expire" | "reverse" | "adjust";
+            /**
+             * @description pending → posted (released) | under_review → posted | rejected; reversed once a reverse entry fully cancels it
+             * @enum {string}
+             */
+            status: "pending" | "under_review" | "posted" | "reversed" | "rejected";
+            /** @description Signed: credits positive, debits negative (integer, minor units) */
+            amount_cents: number;
+            /** @description The programme currency name */
+            currency: string;
+            /** @description Why (adjustments, expiry, erasure, migration) */
+            reason_code: string | null;
+            /** @description The rule that earned it */
+            rule: string | null;
+            /** @description The entry a reverse entry corrects */
+            parent_entry_id: string | null;
+            /**
+             * Format: date-time
+             * @description When a pending entry is released
+             */
+            release_at: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            order_ref: string | null;
             /** @example M-01JD8X3Q7R5V2M9K4T6W8Y0ZAB */
             member_id: string;
         };
@@ -2470,7 +2621,10 @@ export interface operations {
     };
     Program_liability: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the liability as it stood at this instant (programme time) */
+                as_of?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2499,6 +2653,7 @@ export interface operations {
                      *         "lifetime_issued_cents": 2950000,
                      *         "lifetime_redeemed_cents": 1107500,
                      *         "members": 1843,
+                     *         "negative_balance_cents": 4200,
                      *         "as_of": "2025-03-14T09:27:10.102Z"
                      *       }
                      *     }
@@ -2510,6 +2665,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Validation"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
@@ -6045,6 +6201,197 @@ export interface operations {
             404: components["responses"]["NotFoundAdmin"];
             409: components["responses"]["InvalidStateAdmin"];
             413: components["responses"]["PayloadTooLargeAdmin"];
+            422: components["responses"]["ValidationAdmin"];
+            500: components["responses"]["InternalAdmin"];
+            503: components["responses"]["UnavailableAdmin"];
+        };
+    };
+    Finance_rollForward: {
+        parameters: {
+            query?: {
+                /** @description required; exclusive start of the period */
+                from?: string;
+                /** @description required; inclusive end of the period, at most the programme time */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roll-forward, in minor units */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The key's burst size (on calls authenticated by an API key) */
+                    "X-RateLimit-Limit": number;
+                    /** @description Tokens left in the key's bucket; slow down under 10 */
+                    "X-RateLimit-Remaining": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "2026-09-30T23:59:59.000Z",
+                     *         "to": "2026-10-31T23:59:59.000Z",
+                     *         "opening": {
+                     *           "outstanding_cents": 10000,
+                     *           "available_cents": 9000,
+                     *           "pending_cents": 1000,
+                     *           "members": 4
+                     *         },
+                     *         "closing": {
+                     *           "outstanding_cents": 11150,
+                     *           "available_cents": 11000,
+                     *           "pending_cents": 150,
+                     *           "members": 5
+                     *         },
+                     *         "movements": {
+                     *           "earned_cents": 3000,
+                     *           "adjusted_cents": -100,
+                     *           "redeemed_cents": 1500,
+                     *           "restored_cents": 200,
+                     *           "expired_cents": 300,
+                     *           "reversed_cents": 100,
+                     *           "rejected_cents": 50
+                     *         },
+                     *         "breakage": {
+                     *           "rate_bps": 1875,
+                     *           "expected_redemption_cents": 9060
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RollForward"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Validation"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    Finance_entries: {
+        parameters: {
+            query?: {
+                /** @description exclusive start; default: the beginning */
+                from?: string;
+                /** @description inclusive end; default: the programme time */
+                to?: string;
+                type?: "earn" | "redeem" | "expire" | "reverse" | "adjust";
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The key's burst size (on calls authenticated by an API key) */
+                    "X-RateLimit-Limit": number;
+                    /** @description Tokens left in the key's bucket; slow down under 10 */
+                    "X-RateLimit-Remaining": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [],
+                     *       "pagination": {
+                     *         "cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["JournalEntry"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["InsufficientScope"];
+            422: components["responses"]["Validation"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    FinanceAdmin_rollForward: {
+        parameters: {
+            query?: {
+                /** @description required; exclusive start of the period */
+                from?: string;
+                /** @description required; inclusive end of the period, at most the programme time */
+                to?: string;
+                mode?: "live" | "test";
+            };
+            header?: never;
+            path: {
+                /** @description The programme id (`P-…`) */
+                pid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roll-forward, in minor units */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "2026-09-30T23:59:59.000Z",
+                     *         "to": "2026-10-31T23:59:59.000Z",
+                     *         "opening": {
+                     *           "outstanding_cents": 10000,
+                     *           "available_cents": 9000,
+                     *           "pending_cents": 1000,
+                     *           "members": 4
+                     *         },
+                     *         "closing": {
+                     *           "outstanding_cents": 11150,
+                     *           "available_cents": 11000,
+                     *           "pending_cents": 150,
+                     *           "members": 5
+                     *         },
+                     *         "movements": {
+                     *           "earned_cents": 3000,
+                     *           "adjusted_cents": -100,
+                     *           "redeemed_cents": 1500,
+                     *           "restored_cents": 200,
+                     *           "expired_cents": 300,
+                     *           "reversed_cents": 100,
+                     *           "rejected_cents": 50
+                     *         },
+                     *         "breakage": {
+                     *           "rate_bps": 1875,
+                     *           "expected_redemption_cents": 9060
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RollForward"];
+                    };
+                };
+            };
+            401: components["responses"]["UnauthenticatedAdmin"];
+            404: components["responses"]["NotFoundAdmin"];
             422: components["responses"]["ValidationAdmin"];
             500: components["responses"]["InternalAdmin"];
             503: components["responses"]["UnavailableAdmin"];

@@ -133,4 +133,45 @@ describe('admin CLI run()', () => {
     expect(await run(['--compact', 'programs', 'get', 'P-1'], h.deps)).toBe(EXIT.ok);
     expect(h.out()).toBe('{"id":"P-1"}\n');
   });
+  describe('finance roll-forward', () => {
+    const roll = {
+      from: '2026-10-01T00:00:00.000Z', to: '2026-10-31T23:59:59.999Z',
+      opening: { outstanding_cents: 10_000, available_cents: 9_000, pending_cents: 1_000, members: 4 },
+      closing: { outstanding_cents: 11_150, available_cents: 11_000, pending_cents: 150, members: 5 },
+      movements: { earned_cents: 3_000, adjusted_cents: -100, redeemed_cents: 1_500, restored_cents: 200, expired_cents: 300, reversed_cents: 100, rejected_cents: 50 },
+      breakage: { rate_bps: 1875, expected_redemption_cents: 9_060 },
+    };
+
+    it('asks the admin plane for the programme, mode and period, and prints JSON', async () => {
+      const h = harness(() => json(200, { data: roll }));
+      expect(await run(['finance', 'roll-forward', 'P-1', '--from', roll.from, '--to', roll.to, '--mode', 'test'], h.deps)).toBe(EXIT.ok);
+      const url = new URL(h.sent[0].url);
+      expect(url.pathname).toBe('/admin/v1/programs/P-1/finance/roll-forward');
+      expect(Object.fromEntries(url.searchParams)).toEqual({ mode: 'test', from: roll.from, to: roll.to });
+      expect(h.sent[0].method).toBe('GET');
+      expect(JSON.parse(h.out())).toEqual(roll);
+    });
+
+    it('--csv prints line,value rows whose signed movements foot from opening to closing', async () => {
+      const h = harness(() => json(200, { data: roll }));
+      expect(await run(['finance', 'roll-forward', 'P-1', '--from', roll.from, '--to', roll.to, '--csv'], h.deps)).toBe(EXIT.ok);
+      expect(new URL(h.sent[0].url).searchParams.get('mode')).toBe('live');
+      const lines = h.out().split('\r\n').filter(Boolean).map((l) => l.split(','));
+      expect(lines[0]).toEqual(['line', 'value']);
+      const value = (k: string) => Number(lines.find((l) => l[0] === k)![1]);
+      expect(value('redeemed_cents')).toBe(-1_500);
+      expect(value('restored_cents')).toBe(200);
+      const moves = ['earned_cents', 'adjusted_cents', 'redeemed_cents', 'restored_cents', 'expired_cents', 'reversed_cents', 'rejected_cents'].map(value);
+      expect(value('opening_outstanding_cents') + moves.reduce((a, b) => a + b, 0)).toBe(value('closing_outstanding_cents'));
+      expect(value('breakage_rate_bps')).toBe(1875);
+    });
+
+    it('refuses a missing period or a bad mode without calling the service', async () => {
+      const h = harness();
+      expect(await run(['finance', 'roll-forward', 'P-1', '--to', roll.to], h.deps)).toBe(EXIT.usage);
+      expect(h.err()).toMatch(/required option '--from <instant>' not specified/);
+      expect(await run(['finance', 'roll-forward', 'P-1', '--from', roll.from, '--to', roll.to, '--mode', 'staging'], h.deps)).toBe(EXIT.usage);
+      expect(h.sent).toHaveLength(0);
+    });
+  });
 });

@@ -51,7 +51,7 @@ export const run = async (argv: readonly string[], deps: CliDeps = {}): Promise<
   };
 
   /** Sends the request with the global options and prints the result. */
-  const execute = async (cmd: Command, request: () => AdminRequest | Promise<AdminRequest>): Promise<void> => {
+  const execute = async (cmd: Command, request: () => AdminRequest | Promise<AdminRequest>, format?: (data: unknown) => string): Promise<void> => {
     const g = cmd.optsWithGlobals<GlobalOptions>();
     const url = g.url ?? env.LOYALTY_URL ?? DEFAULT_URL;
     const token = g.token ?? env.LOYALTY_ADMIN_TOKEN;
@@ -59,7 +59,7 @@ export const run = async (argv: readonly string[], deps: CliDeps = {}): Promise<
     if (!/^https?:\/\//i.test(url)) throw new UsageError(`--url must be an http(s) URL, got "${url}"`);
     const req = await request();
     const res = await send({ url, token, fetch: deps.fetch ?? globalThis.fetch }, req);
-    out(`${JSON.stringify(resultOf(res), null, g.compact ? undefined : 2)}\n`);
+    out(format ? format(resultOf(res)) : `${JSON.stringify(resultOf(res), null, g.compact ? undefined : 2)}\n`);
   };
 
   const program = new Command('loyalty-admin')
@@ -205,6 +205,19 @@ export const run = async (argv: readonly string[], deps: CliDeps = {}): Promise<
     .description('reverse a whole import batch')
     .argument('<batch>', 'batch id from the import')
     .action(async (batch: string, _o: unknown, cmd: Command) => execute(cmd, () => build.reverseMigration(batch)));
+
+  // finance ------------------------------------------------------------------------------------
+  program.command('finance')
+    .description('closing the books (decisions §9a)')
+    .command('roll-forward')
+    .description('opening and closing liability, the period\'s movements by kind and breakage, for (from, to] in programme time')
+    .argument('<pid>', 'programme id (P-…)')
+    .requiredOption('--from <instant>', 'start of the period, exclusive (RFC 3339, e.g. 2026-10-31T23:59:59Z)')
+    .requiredOption('--to <instant>', 'end of the period, inclusive, at most the programme time now')
+    .option('--mode <mode>', 'live or test (default live)')
+    .option('--csv', 'print a line,value CSV whose movement lines are signed so they foot to the closing figure')
+    .action(async (pid: string, o: { from: string; to: string; mode?: string; csv?: boolean }, cmd: Command) =>
+      execute(cmd, () => build.rollForward(pid, o), o.csv ? build.rollForwardCsv : undefined));
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

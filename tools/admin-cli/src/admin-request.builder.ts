@@ -175,3 +175,39 @@ export const reverseMigration = (batch: string): AdminRequest =>
 
 export const wipeSandbox = (pid: string): AdminRequest =>
   ({ method: 'POST', path: `/admin/v1/programs/${segment(pid, 'programme id')}/sandbox/wipe` });
+
+/** GET /admin/v1/programs/{pid}/finance/roll-forward (decisions §9a); the service checks the instants. */
+export const rollForward = (pid: string, o: { from: string; to: string; mode?: string }): AdminRequest => {
+  if (o.mode !== undefined && !(MODES as readonly string[]).includes(o.mode)) throw new UsageError(`--mode must be live or test, got "${o.mode}"`);
+  const q = new URLSearchParams({ mode: o.mode ?? 'live', from: o.from, to: o.to });
+  return { method: 'GET', path: `/admin/v1/programs/${segment(pid, 'programme id')}/finance/roll-forward?${q.toString()}` };
+};
+
+interface RollForwardData {
+  from: string; to: string;
+  opening: Record<string, number>; closing: Record<string, number>;
+  movements: Record<string, number>; breakage: { rate_bps: number; expected_redemption_cents: number };
+}
+
+/** How each movement moves outstanding (decisions §9a): the CSV shows it signed, so the lines foot to the closing figure. */
+const MOVEMENT_LINES: [string, 1 | -1][] = [
+  ['earned_cents', 1], ['adjusted_cents', 1], ['redeemed_cents', -1], ['restored_cents', 1], ['expired_cents', -1], ['reversed_cents', -1], ['rejected_cents', -1],
+];
+
+/**
+ * A roll-forward as a two-column CSV (`line,value`, RFC 4180, CRLF) for a spreadsheet: the period,
+ * the opening outstanding, each movement signed as it moves outstanding, the closing outstanding
+ * (so opening + the movement lines = closing), then the balances behind them and the breakage.
+ */
+export const rollForwardCsv = (data: unknown): string => {
+  const d = data as RollForwardData;
+  const lines: [string, string | number][] = [
+    ['from', d.from], ['to', d.to], ['opening_outstanding_cents', d.opening.outstanding_cents],
+    ...MOVEMENT_LINES.map(([k, sign]): [string, number] => [k, sign * d.movements[k]]),
+    ['closing_outstanding_cents', d.closing.outstanding_cents],
+    ['opening_available_cents', d.opening.available_cents], ['opening_pending_cents', d.opening.pending_cents], ['opening_members', d.opening.members],
+    ['closing_available_cents', d.closing.available_cents], ['closing_pending_cents', d.closing.pending_cents], ['closing_members', d.closing.members],
+    ['breakage_rate_bps', d.breakage.rate_bps], ['expected_redemption_cents', d.breakage.expected_redemption_cents],
+  ];
+  return ['line,value', ...lines.map(([k, v]) => `${k},${v}`)].join('\r\n') + '\r\n';
+};

@@ -76,7 +76,14 @@ export const EX_SETTINGS = {
 export const EX_PROGRAM = { id: EX_IDS.program, program_name: 'Coffee Club', currency_name: 'beans', rules: [EX_RULE], tiers: [EX_TIER], settings: EX_SETTINGS };
 export const EX_LIABILITY = {
   outstanding_cents: 1842500, available_cents: 1530000, pending_cents: 312500, lifetime_issued_cents: 2950000, lifetime_redeemed_cents: 1107500,
-  members: 1843, as_of: T1,
+  members: 1843, negative_balance_cents: 4200, as_of: T1,
+};
+export const EX_ROLL_FORWARD = {
+  from: '2026-09-30T23:59:59.000Z', to: '2026-10-31T23:59:59.000Z',
+  opening: { outstanding_cents: 10000, available_cents: 9000, pending_cents: 1000, members: 4 },
+  closing: { outstanding_cents: 11150, available_cents: 11000, pending_cents: 150, members: 5 },
+  movements: { earned_cents: 3000, adjusted_cents: -100, redeemed_cents: 1500, restored_cents: 200, expired_cents: 300, reversed_cents: 100, rejected_cents: 50 },
+  breakage: { rate_bps: 1875, expected_redemption_cents: 9060 },
 };
 
 export const EX_REFERRAL = {

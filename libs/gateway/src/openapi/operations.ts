@@ -63,6 +63,21 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description: 'The same as `GET /v1/programs`, under the British spelling.',
     ok: one('Program', 'The programme', { data: X.EX_PROGRAM }),
   },
+  'GET /v1/tenant/liability/roll-forward': {
+    summary: 'Roll the liability forward over a period', tag: 'finance',
+    description: 'Opening and closing positions at `from` and `to` (programme time; `from` < `to` ≤ now), the movements of the entries created in (`from`, `to`] by kind, and breakage. opening + movements = closing exactly, and periods chain.',
+    ok: one('RollForward', 'The roll-forward, in minor units', { data: X.EX_ROLL_FORWARD }),
+  },
+  'GET /v1/ledger-entries': {
+    summary: "List every member's entries of a period", tag: 'finance',
+    description: 'Entries created in (`from`, `to`], oldest first (created_at, then id), with `member_id` and `order_ref`; cursor pagination (limit 1–1000, default 100). With `Accept: text/csv` the whole period streams as RFC 4180 CSV (no pagination).',
+    ok: list('JournalEntry', 'A page of entries', { data: [], pagination: { cursor: null } }),
+  },
+  'GET /admin/v1/programs/{pid}/finance/roll-forward': {
+    summary: 'Roll the liability forward (admin)', tag: 'admin',
+    description: 'The roll-forward of a programme and mode (`mode`, default live), as `GET /v1/tenant/liability/roll-forward` answers it; what `finance roll-forward` of the admin CLI prints.',
+    ok: one('RollForward', 'The roll-forward, in minor units', { data: X.EX_ROLL_FORWARD }),
+  },
   'GET /v1/tenant/liability': {
     summary: 'Read the points liability', tag: 'finance',
     description: 'What the programme owes its members now: outstanding points (available plus pending), lifetime issued and redeemed, and the number of members. The figure is cached for 30 seconds per programme and mode (`Cache-Control: max-age=30`).',
@@ -387,6 +402,6 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'checkout', description: 'Quotes and reservations: hold points for a cart, then confirm with the order or release.' },
   { name: 'referrals', description: 'Referral codes, links and rewards.' },
   { name: 'webhooks', description: 'Signed outbound notifications of balances, ledger entries, tiers, referrals and redemptions.' },
-  { name: 'finance', description: 'The points liability.' },
+  { name: 'finance', description: 'The points liability, its roll-forward and the journal of entries (closing the books).' },
   { name: 'admin', description: 'The admin plane (`/admin/v1`), for the programme operator only: programmes, keys, migrations, sandbox, reviews. Authenticated by the admin token.' },
 ];

@@ -172,8 +172,24 @@ const liability = obj({
   lifetime_issued_cents: cents('Posted credits, all time'),
   lifetime_redeemed_cents: cents('Redemptions net of restorations, all time'),
   members: int('Members neither deleted nor anonymised', { minimum: 0 }),
-  as_of: dateTime(),
-}, { description: 'Points liability (cached 30 s)' });
+  negative_balance_cents: cents("Members' negative available balances, as a positive number (already netted in outstanding_cents)"),
+  as_of: dateTime('The instant of the figure (programme time)'),
+}, { description: 'Points liability (today: cached 30 s; with as_of: as it stood then)' });
+
+const financePosition = obj({
+  outstanding_cents: cents('available + pending'), available_cents: cents('Available'), pending_cents: cents('Pending'),
+  members: int('Members neither deleted nor anonymised', { minimum: 0 }),
+});
+const rollForward = obj({
+  from: dateTime('Start of the period (exclusive)'), to: dateTime('End of the period (inclusive)'),
+  opening: ref('FinancePosition'), closing: ref('FinancePosition'),
+  movements: obj({
+    earned_cents: cents('Earn entries'), adjusted_cents: cents('Adjust entries, signed'), redeemed_cents: cents('Redeem entries'),
+    restored_cents: cents('Reverses of redeems'), expired_cents: cents('Expire entries'), reversed_cents: cents('Reverses of earns and adjusts'),
+    rejected_cents: cents('Earns rejected in the period'),
+  }),
+  breakage: obj({ rate_bps: int('floor(10000 × expired ÷ (expired + redeemed − restored)) up to `to`', { minimum: 0 }), expected_redemption_cents: cents('closing outstanding − breakage') }),
+}, { description: 'opening + earned + adjusted − redeemed + restored − expired − reversed − rejected = closing' });
 
 const referral = obj({
   id: id('RF'), code: str(), advocate_id: id('M'), friend_id: id('M'), status: enumOf(REFERRAL_STATUSES),
@@ -261,6 +277,8 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   MigrationReversal: obj({ batch_id: str(), reversed: int('Entries reversed by this call'), entries: int('Entries in the batch') }),
   SandboxWiped: obj({ wiped: bool(), program_id: id('P'), mode: enumOf(['test']) }),
   AdminLedgerEntry: obj({ ...ledgerEntryProps, member_id: id('M') }, { optional: ['order_ref'] }),
+  FinancePosition: financePosition, RollForward: rollForward,
+  JournalEntry: obj({ ...ledgerEntryProps, member_id: id('M'), order_ref: nullable(str()) }),
 };
 
 /** Every problem slug the service can answer with (kept in step with PROBLEM_SLUGS). */

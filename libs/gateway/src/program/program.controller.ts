@@ -1,10 +1,11 @@
-import { Controller, Get, Header, Req } from '@nestjs/common';
+import { Controller, Get, Header, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { PATTERNS, Program } from '@loyalty/contracts';
 import { ProgramStore } from '@loyalty/programs';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Bus } from '../http/bus';
 import { GatewayRequest } from '../http/request-context';
+import { LiabilityQuery } from '../finance/finance.dto';
 
 const publicProgram = (p: Program) => ({
   id: p.id, program_name: p.program_name, currency_name: p.currency_name, rules: p.rules, tiers: p.tiers, settings: p.settings,
@@ -36,8 +37,9 @@ export class ProgramController {
   @Get('tenant/liability')
   @RequireScopes('read')
   @Header('Cache-Control', 'max-age=30')
-  async liability(@Req() req: GatewayRequest) {
-    return { data: await this.bus.request(req, PATTERNS.ledger.liability) };
+  async liability(@Req() req: GatewayRequest, @Query() query: LiabilityQuery) {
+    // without as_of: today's cached figure; with it: the liability as it stood then (decisions §9a)
+    return { data: await this.bus.request(req, PATTERNS.ledger.liabilityAsOf, { as_of: query.as_of }) };
   }
 }
 

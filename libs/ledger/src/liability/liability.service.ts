@@ -2,7 +2,10 @@ import { LedgerContext } from '../ledger.context';
 
 export interface Liability {
   outstanding_cents: number; available_cents: number; pending_cents: number;
-  lifetime_issued_cents: number; lifetime_redeemed_cents: number; members: number; as_of: string;
+  lifetime_issued_cents: number; lifetime_redeemed_cents: number; members: number;
+  /** members' negative available balances as a positive number (already netted in outstanding_cents; decisions §9a) */
+  negative_balance_cents: number;
+  as_of: string;
 }
 
 const TTL_MS = 30_000;
@@ -21,14 +24,17 @@ export class LiabilityService {
     const { rows } = await this.ctx.pool.query<Record<string, string>>(
       `select coalesce(sum(available_cents),0) as available, coalesce(sum(pending_cents),0) as pending,
               coalesce(sum(lifetime_earned_cents),0) as issued, coalesce(sum(lifetime_redeemed_cents),0) as redeemed,
-              count(*) filter (where state not in ('deleted','anonymised')) as members
+              count(*) filter (where state not in ('deleted','anonymised')) as members,
+              coalesce(sum(greatest(-available_cents, 0)),0) as negative
        from ledger.members where tenant = $1`, [tenant]);
     const r = rows[0];
+    // programme time: the sandbox's test clock (decisions §9a)
+    const asOf = (await this.ctx.programs.now(tenant)).toISOString();
     const value: Liability = {
       outstanding_cents: Number(r.available) + Number(r.pending),
       available_cents: Number(r.available), pending_cents: Number(r.pending),
       lifetime_issued_cents: Number(r.issued), lifetime_redeemed_cents: Number(r.redeemed),
-      members: Number(r.members), as_of: new Date().toISOString(),
+      members: Number(r.members), negative_balance_cents: Number(r.negative), as_of: asOf,
     };
     this.cache.set(tenant, { at: Date.now(), value });
     return value;

@@ -6,6 +6,7 @@ import { DueItemsProjection } from '../sweeps/due-items.projection';
 import { MigrationEntriesProjection } from '../migrations-import/migration-entries.projection';
 import { EntryIndexProjection } from '../orders/entry-index.projection';
 import { MemberFold } from '../projections/member-fold';
+import { FinanceProjection } from '../finance/finance.projection';
 
 /**
  * What every service's projection registry is given (the rebuild tool and the service modules).
@@ -28,5 +29,7 @@ export const LEDGER_PROJECTIONS = (deps: ProjectionDeps): Projection[] => {
     new DueItemsProjection(deps.store, fold),
     new MigrationEntriesProjection(),
     new EntryIndexProjection(),
+    // closing the books (decisions §9a): liability movements by programme time, and every entry with its status
+    new FinanceProjection(deps.store, fold),
   ];
 };

@@ -1,0 +1,60 @@
+import { Migration } from '@loyalty/platform';
+
+const SUMS = `
+  d_available bigint not null default 0, d_pending bigint not null default 0, d_negative bigint not null default 0,
+  d_members bigint not null default 0, d_issued bigint not null default 0, d_lifetime_redeemed bigint not null default 0,
+  earned bigint not null default 0, adjusted bigint not null default 0, redeemed bigint not null default 0,
+  restored bigint not null default 0, expired bigint not null default 0, reversed bigint not null default 0,
+  rejected bigint not null default 0`;
+
+/**
+ * The finance read model (decisions §9a), owned by the ledger's FinanceProjection:
+ * - finance_movements: one row per member event that changed a liability figure, at its programme time
+ *   (the differences of available, pending, negative balance, members, lifetime figures, and the
+ *   change of outstanding booked under its movement kind);
+ * - finance_daily: the same sums per programme partition and UTC day (programme time), so a figure at T
+ *   is the days before T's day plus the movements of T's day up to T;
+ * - finance_entries: every entry of the partition with its current status, for GET /v1/ledger-entries.
+ */
+export const FINANCE_MIGRATIONS: Migration[] = [
+  {
+    id: 'ledger-finance-001',
+    sql: `
+      create schema if not exists ledger;
+      create table ledger.finance_movements (
+        tenant text not null,
+        at timestamptz not null,
+        seq bigserial not null,
+        member_id text not null,
+        event_id text not null,
+        ${SUMS},
+        primary key (tenant, at, seq)
+      );
+      create table ledger.finance_daily (
+        tenant text not null,
+        day date not null,
+        ${SUMS},
+        primary key (tenant, day)
+      );
+      create table ledger.finance_entries (
+        tenant text not null,
+        id text not null,
+        member_id text not null,
+        type text not null,
+        status text not null,
+        amount_cents bigint not null,
+        reason_code text, rule text, parent_entry_id text, order_ref text,
+        release_at timestamptz, expires_at timestamptz,
+        created_at timestamptz not null,
+        primary key (tenant, id)
+      );
+      create index finance_entries_period on ledger.finance_entries (tenant, created_at, id);
+      create index finance_entries_type on ledger.finance_entries (tenant, type, created_at, id);
+    `,
+  },
+];
+
+/** Column lists shared by the projection and the queries. */
+export const SUM_COLUMNS = ['d_available', 'd_pending', 'd_negative', 'd_members', 'd_issued', 'd_lifetime_redeemed',
+  'earned', 'adjusted', 'redeemed', 'restored', 'expired', 'reversed', 'rejected'] as const;
+export type SumColumn = (typeof SUM_COLUMNS)[number];
