@@ -14,8 +14,8 @@ const isPosition = (v: unknown): boolean =>
   || (typeof v === 'string' && /^\d{1,16}$/.test(v) && Number(v) <= Number.MAX_SAFE_INTEGER);
 
 export const encodeCursor = (key: unknown[]): string => Buffer.from(JSON.stringify(key)).toString('base64url');
-export const decodeCursor = (cursor: string | undefined | null): unknown[] | null => {
-  if (!cursor) return null;
+/** The key of a cursor when `valid` accepts it; anything else (forged, corrupted, too long) is a 422 at /cursor. */
+export const decodeCursorAs = <T extends unknown[]>(cursor: string, valid: (v: unknown[]) => boolean): T => {
   if (cursor.length > 256 || !/^[A-Za-z0-9_-]+={0,2}$/.test(cursor)) throw invalid();
   let v: unknown;
   try {
@@ -23,7 +23,12 @@ export const decodeCursor = (cursor: string | undefined | null): unknown[] | nul
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(v) || v.length !== 1 || !isPosition(v[0])) throw invalid();
-  return v;
+  if (!Array.isArray(v) || !valid(v)) throw invalid();
+  return v as T;
+};
+
+export const decodeCursor = (cursor: string | undefined | null): unknown[] | null => {
+  if (!cursor) return null;
+  return decodeCursorAs(cursor, (v) => v.length === 1 && isPosition(v[0]));
 };
 export interface Page<T> { data: T[]; pagination: { cursor: string | null } }

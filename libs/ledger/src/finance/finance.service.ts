@@ -1,6 +1,6 @@
 import type { EventStore, Position } from '@loyalty/event-store';
 import type { LedgerEntryType } from '@loyalty/contracts';
-import { FieldError, decodeCursor, encodeCursor, validation } from '@loyalty/platform';
+import { FieldError, decodeCursorAs, encodeCursor, validation } from '@loyalty/platform';
 import { LedgerContext } from '../ledger.context';
 import { Liability, LiabilityService } from '../liability/liability.service';
 import { Breakage, Movements, Position4, breakageOf } from './finance.figures';
@@ -100,8 +100,8 @@ export class FinanceService {
     if (!Number.isInteger(limit) || limit < 1 || limit > ENTRIES_MAX_LIMIT) errors.push({ path: '/limit', message: `limit must be an integer from 1 to ${ENTRIES_MAX_LIMIT}` });
     let after: [string, string] | null = null;
     if (q.cursor !== undefined) {
-      const c = typeof q.cursor === 'string' ? decodeCursorOrNull(q.cursor) : null;
-      if (c && c.length === 2 && typeof c[0] === 'string' && typeof c[1] === 'string' && !Number.isNaN(new Date(c[0]).getTime())) after = [c[0], c[1]];
+      const c = typeof q.cursor === 'string' ? decodeEntriesCursor(q.cursor) : null;
+      if (c) after = c;
       else errors.push({ path: '/cursor', message: 'cursor is not valid' });
     }
     if (errors.length) throw validation(errors);
@@ -166,9 +166,16 @@ interface EntryRow {
   parent_entry_id: string | null; order_ref: string | null; release_at: Date | null; expires_at: Date | null; created_at: Date;
 }
 
-const decodeCursorOrNull = (c: string): unknown[] | null => {
-  try { return decodeCursor(c); } catch { return null; }
+/** The journal's cursor: the last row's (created_at as an ISO instant, entry id); null when forged or corrupted. */
+const decodeEntriesCursor = (c: string): [string, string] | null => {
+  try {
+    return decodeCursorAs<[string, string]>(c, (v) => v.length === 2 && typeof v[0] === 'string' && ISO_INSTANT.test(v[0])
+      && !Number.isNaN(Date.parse(v[0])) && typeof v[1] === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(v[1]));
+  } catch {
+    return null;
+  }
 };
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 const entryView = (r: EntryRow, currency: string): FinanceEntryView => ({
   id: r.id, member_id: r.member_id, type: r.type, status: r.status, amount_cents: Number(r.amount_cents), currency, reason_code: r.reason_code,

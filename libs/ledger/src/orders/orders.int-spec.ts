@@ -78,6 +78,8 @@ describe('order processing (PostgreSQL)', () => {
     const sum = (statuses: string[]) => entries.filter((e) => statuses.includes(e.status)).reduce((a, e) => a + e.amount_cents, 0);
     expect(sum(['posted', 'reversed'])).toBe(m.balances.available_cents);
     expect(sum(['pending', 'under_review'])).toBe(m.balances.pending_cents);
+    // the members read model catches up before it is read (writes do not wait for it)
+    await ctx.catchUp();
     const { rows } = await db.pool.query('select available_cents, pending_cents from ledger.members where tenant = $1 and member_id = $2', [tenant, id]);
     expect({ a: Number(rows[0].available_cents), p: Number(rows[0].pending_cents) }).toEqual({ a: m.balances.available_cents, p: m.balances.pending_cents });
     return m;

@@ -48,8 +48,9 @@ describe('sweeps (PostgreSQL)', () => {
     await db?.drop();
   });
 
+  // due_items is a read model, which writes do not wait for: catch it up before reading the table
   const due = async (tenant: string) =>
-    (await db.pool.query<{ member_id: string; kind: string }>('select member_id, kind from ledger.due_items where tenant = $1 order by kind', [tenant])).rows;
+    (await app.get(LedgerContext).catchUp(), await db.pool.query<{ member_id: string; kind: string }>('select member_id, kind from ledger.due_items where tenant = $1 order by kind', [tenant])).rows;
 
   it('two replicas sweeping one programme at once expire each lot exactly once', async () => {
     const p = await programs.create({ program_name: 'P', currency_name: 'pts', settings: { expiry: { policy: 'fixed_days', days: 10 } } });

@@ -121,6 +121,8 @@ export class SweepService {
    * (`due_items (due_at)` and `(tenant, due_at)`), never a scan of every row.
    */
   async dueTenants(): Promise<string[]> {
+    // due_items is a read model: include every write committed so far
+    await this.ctx.catchUp();
     const { rows } = await this.ctx.pool.query<{ tenant: string }>(
       `select distinct tenant from ledger.due_items where due_at <= now() and kind not in ('inactive', 'anonymise')
        union
