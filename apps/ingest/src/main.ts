@@ -1,7 +1,8 @@
+import './tracing';
 import 'reflect-metadata';
 import { INGEST_MIGRATIONS, IngestModule } from '@loyalty/ingest';
 import { PATTERNS } from '@loyalty/contracts';
-import { startProcess } from '@loyalty/runtime';
+import { rootLogger, startProcess } from '@loyalty/runtime';
 
 startProcess({ name: 'ingest', modules: [IngestModule], migrations: INGEST_MIGRATIONS, consumes: true, requests: [PATTERNS.ledger.processEvent] })
-  .catch((e) => { process.stderr.write(`ingest failed to start: ${(e as Error).stack}\n`); process.exit(1); });
+  .catch((e) => { rootLogger().fatal({ err: e }, 'ingest failed to start'); process.exit(1); });

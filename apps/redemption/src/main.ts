@@ -1,7 +1,8 @@
+import './tracing';
 import 'reflect-metadata';
 import { REDEMPTION_MIGRATIONS, RedemptionModule } from '@loyalty/redemption';
 import { PATTERNS } from '@loyalty/contracts';
-import { startProcess } from '@loyalty/runtime';
+import { rootLogger, startProcess } from '@loyalty/runtime';
 
 startProcess({ name: 'redemption', modules: [RedemptionModule], migrations: REDEMPTION_MIGRATIONS, consumes: true, requests: [PATTERNS.ledger.resolveId] })
-  .catch((e) => { process.stderr.write(`redemption failed to start: ${(e as Error).stack}\n`); process.exit(1); });
+  .catch((e) => { rootLogger().fatal({ err: e }, 'redemption failed to start'); process.exit(1); });

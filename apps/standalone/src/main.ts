@@ -1,25 +1,20 @@
+import './tracing';
 import 'reflect-metadata';
-import { installGracefulShutdown } from '@loyalty/runtime';
+import { installGracefulShutdown, rootLogger, setLogService } from '@loyalty/runtime';
 import { startStandalone } from './start';
 
+setLogService('standalone');
 void (async () => {
   const { app, config, url } = await startStandalone({}, undefined, { waitForDatabase: true });
   installGracefulShutdown(app, { name: 'standalone' });
-  const banner = [
-    `Loyalty service (standalone) listening on ${url}`,
-    `  API docs:   ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
-    `  Database:   ${config.databaseUrl.replace(/\/\/[^@]*@/, '//***@')}`,
-  ];
+  const log = rootLogger().child({ context: 'lifecycle' });
+  log.info({ url, docs: `${url}/docs`, openapi: `${url}/openapi.json`, database: config.databaseUrl.replace(/\/\/[^@]*@/, '//***@') },
+    `Loyalty service (standalone) listening on ${url}; API docs at ${url}/docs`);
   if (config.adminTokenGenerated) {
-    banner.push(
-      `  Admin token (generated for this run; set LOYALTY_ADMIN_TOKEN to choose one):`,
-      `    export LOYALTY_ADMIN_TOKEN=${config.adminToken}`,
-      `    curl -s -X POST ${url}/admin/v1/programs -H "Authorization: Bearer $LOYALTY_ADMIN_TOKEN" -H 'Content-Type: application/json' -d '{"program_name":"Demo","currency_name":"points"}'`,
-    );
+    // The admin token is printed once, deliberately, so a newcomer can use it; API keys never are.
+    log.info({ admin_token: config.adminToken }, 'Admin token generated for this run (set LOYALTY_ADMIN_TOKEN to choose one): export LOYALTY_ADMIN_TOKEN=<admin_token>');
   }
-  // The admin token is printed once, deliberately, so a newcomer can use it; API keys never are.
-  process.stdout.write(banner.join('\n') + '\n');
 })().catch((e) => {
-  process.stderr.write(`failed to start: ${(e as Error).stack ?? e}\n`);
+  rootLogger().fatal({ err: e }, 'failed to start');
   process.exit(1);
 });

@@ -30,7 +30,7 @@ export const startStandalone = async (
   const server = new InProcessServer();
   const app = await NestFactory.create(StandaloneModule.create(config, pool, store, new InProcessBus(server)), {
     bodyParser: false,
-    logger: logger === false ? false : new RedactingLogger(),
+    logger: logger === false ? false : new RedactingLogger(config.logLevel),
   });
   closeConnectionsWhenStopping(app);
   configureGateway(app, config);

@@ -37,4 +37,14 @@ export const INGEST_MIGRATIONS: Migration[] = [
       create index events_leases on ingest.events (locked_until) where status = 'running';
     `,
   },
+  {
+    id: 'ingest-002',
+    sql: `
+      -- Operability (issue 11): the trace context and request id of the request that queued the
+      -- event (the worker processes it as part of that request), and the wall-clock time it was
+      -- queued (received_at is programme time, which a sandbox test clock moves).
+      alter table ingest.events add column if not exists trace jsonb;
+      alter table ingest.events add column if not exists queued_at timestamptz not null default now();
+    `,
+  },
 ];

@@ -1,7 +1,7 @@
 import { Inject, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, APP_CONFIG, COMMAND_BUS, PG_POOL } from '@loyalty/platform';
+import { AppConfig, APP_CONFIG, COMMAND_BUS, METRICS, PG_POOL, onScrape } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { EraseCustomerService } from './erase-customer/erase-customer.service';
 import { IngestMessages } from './ingest.messages';
@@ -46,14 +46,27 @@ const workerOptionsFromEnv = (): Partial<IngestWorkerOptions> => {
   exports: [SubmitEventsService, ReadEventsService, IngestWorker],
 })
 export class IngestModule implements OnApplicationBootstrap, OnModuleDestroy {
-  constructor(@Inject(IngestWorker) private readonly worker: IngestWorker) {}
+  private removeProbe: (() => void) | null = null;
+
+  constructor(@Inject(IngestWorker) private readonly worker: IngestWorker, private readonly repo: EventQueueRepository) {}
 
   onApplicationBootstrap(): void {
     this.worker.start();
+    // queue depth and oldest-queued age, computed when /metrics is scraped (issue 11)
+    this.removeProbe = onScrape(async () => {
+      const rows = await this.repo.depthByMode();
+      for (const mode of ['live', 'test'] as const) {
+        const r = rows.find((x) => x.mode === mode);
+        METRICS.ingestQueueDepth.set({ mode, status: 'queued' }, r?.queued ?? 0);
+        METRICS.ingestQueueDepth.set({ mode, status: 'running' }, r?.running ?? 0);
+        METRICS.ingestOldestQueuedAge.set({ mode }, r?.oldest_queued_age_s ?? 0);
+      }
+    });
   }
 
   /** Before the pool closes (onApplicationShutdown): stop claiming and let the events in flight finish. */
   async onModuleDestroy(): Promise<void> {
+    this.removeProbe?.();
     await this.worker.stop();
   }
 }

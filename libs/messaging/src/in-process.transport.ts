@@ -2,6 +2,7 @@ import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microse
 import { lastValueFrom, isObservable } from 'rxjs';
 import { problem } from '@loyalty/platform';
 import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
+import { observedRequest } from './bus-telemetry';
 
 /**
  * In-process transport: a Nest microservice strategy whose @MessagePattern handlers are called
@@ -21,7 +22,11 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
 export class InProcessBus extends CommandBus {
   constructor(private readonly server: InProcessServer) { super(); }
 
-  async request<T>(pattern: string, payload: unknown): Promise<T> {
+  request<T>(pattern: string, payload: unknown): Promise<T> {
+    return observedRequest('in-process', pattern, () => this.call<T>(pattern, payload));
+  }
+
+  private async call<T>(pattern: string, payload: unknown): Promise<T> {
     const handler = this.server.handler(pattern);
     if (!handler) throw problem('internal', `no handler for ${pattern}`);
     // A JSON round trip keeps the in-process path honest about what the Kafka path can carry.

@@ -1,9 +1,10 @@
 import { INestMicroservice, Logger } from '@nestjs/common';
 import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, ServerKafka, Transport } from '@nestjs/microservices';
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
-import { Admin, Consumer, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
+import { Admin, Consumer, EachMessagePayload, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
 import { lastValueFrom, Subject, takeUntil, timeout, TimeoutError } from 'rxjs';
-import { problem, ProblemError } from '@loyalty/platform';
+import { SpanKind, carrierFrom, currentCarrier, inSpan, problem, ProblemError, withCarrier } from '@loyalty/platform';
+import { busAttributes, observedRequest } from './bus-telemetry';
 import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
 
 /**
@@ -55,6 +56,8 @@ const nestLogCreator = (context: string) => {
     else logger.debug(line);
   };
 };
+
+const requestLog = new Logger('KafkaServer');
 
 /** The Java client's murmur2 partitioner: the same key lands on the same partition as from any Kafka client. */
 const producerConfig = { createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true };
@@ -111,6 +114,18 @@ export class TopicCreatingServerKafka extends ServerKafka {
     // a slow fresh broker may take minutes to serve its new topics: a service waits (readyz 503), never exits
     await ensureKafkaTopics(this.topicBrokers, topics, this.topicSettings, Number.POSITIVE_INFINITY);
     await super.bindEvents(consumer);
+  }
+
+  /**
+   * Each request runs inside the trace and request its headers carry (issue 11): a consumer span,
+   * child of the caller's producer span, and log lines with the gateway's request id.
+   */
+  override async handleMessage(payload: EachMessagePayload): Promise<unknown> {
+    const carrier = carrierFrom(payload.message.headers as Record<string, unknown> | undefined);
+    return withCarrier(carrier, () => inSpan(`${payload.topic} process`, SpanKind.CONSUMER, busAttributes('kafka', payload.topic, 'process'), () => {
+      requestLog.debug(`handling ${payload.topic} (partition ${payload.partition}, offset ${payload.message.offset})`);
+      return super.handleMessage(payload);
+    }));
   }
 }
 
@@ -391,7 +406,7 @@ export class KafkaBus extends CommandBus {
     if (!this.patterns.has(pattern)) {
       throw problem('internal', `KafkaBus ${this.clientId} is not subscribed to replies of ${pattern}; add it to its patterns`);
     }
-    return this.tracked(async () => {
+    return this.tracked(() => observedRequest('kafka', pattern, async () => {
       await this.connectOrUnavailable();
       let reply: Reply<T> | typeof CLOSED;
       try {
@@ -407,19 +422,19 @@ export class KafkaBus extends CommandBus {
       }
       if (reply === CLOSED) throw problem('unavailable', `the bus closed before ${pattern} was answered`);
       return unwrap(reply);
-    });
+    }));
   }
 
   /** Resolves once the broker has the message (acks from all in-sync replicas). */
   async emit(pattern: string, payload: unknown, key?: string): Promise<void> {
-    await this.tracked(async () => {
+    await this.tracked(() => inSpan(`${pattern} send`, SpanKind.PRODUCER, busAttributes('kafka', pattern, 'send'), async () => {
       await this.connectOrUnavailable();
       try {
         await lastValueFrom(this.client.emit(pattern, this.message(payload, key)), { defaultValue: undefined });
       } catch (e) {
         throw toProblem(e, pattern);
       }
-    });
+    }));
   }
 
   /** Connects on first use; failing to connect (broker down, no reply partition) is a 503. */
@@ -441,9 +456,10 @@ export class KafkaBus extends CommandBus {
     }
   }
 
-  private message(payload: unknown, key?: string): { key: string | null; value: string } {
-    // A fresh object per call: Nest's serializer encodes it in place.
-    return { key: key ?? null, value: JSON.stringify(payload ?? null) };
+  private message(payload: unknown, key?: string): { key: string | null; value: string; headers: Record<string, string> } {
+    // A fresh object per call: Nest's serializer encodes it in place (and adds its reply headers).
+    // The headers carry the trace context and the request id (issue 11).
+    return { key: key ?? null, value: JSON.stringify(payload ?? null), headers: currentCarrier() };
   }
 
   private async doConnect(): Promise<void> {

@@ -8,3 +8,6 @@ export * from './tokens';
 export * from './notified-cache';
 export * from './own-ports';
 export * from './redact';
+export * from './request-context';
+export * from './metrics';
+export * from './trace-context';

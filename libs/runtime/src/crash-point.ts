@@ -1,3 +1,5 @@
+import { rootLogger } from './ops/logging';
+
 /**
  * Test-only crash hook for the resilience tests (apps/standalone/src/resilience.e2e-spec.ts).
  *
@@ -19,6 +21,6 @@ export const crashPoint = (name: string): void => {
   const hit = (hits.get(name) ?? 0) + 1;
   hits.set(name, hit);
   if (hit !== nth) return;
-  process.stderr.write(`crash point ${name} reached (hit ${hit}): SIGKILL\n`);
+  rootLogger().warn({ context: 'crash-point' }, `crash point ${name} reached (hit ${hit}): SIGKILL`);
   process.kill(process.pid, 'SIGKILL');
 };

@@ -6,3 +6,4 @@ export * from './service-process';
 export * from './crash-point';
 export * from './ops/redacting-logger';
 export * from './lifecycle';
+export * from './ops/logging';

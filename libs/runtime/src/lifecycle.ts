@@ -1,6 +1,8 @@
 import { createServer, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { redactText, renderProblem } from '@loyalty/platform';
+import { rootLogger } from './ops/logging';
+import { shutdownTracing } from './telemetry';
 
 /**
  * Starting and stopping (issue 8). A process that cannot reach PostgreSQL or Kafka yet keeps
@@ -12,7 +14,7 @@ import { redactText, renderProblem } from '@loyalty/platform';
  */
 export const lifecycle = { stopping: false };
 
-const line = (name: string, msg: string): void => { process.stdout.write(`loyalty ${name}: ${redactText(msg)}\n`); };
+const line = (name: string, msg: string): void => { rootLogger().info({ context: 'lifecycle' }, `loyalty ${name}: ${msg}`); };
 
 /** Runs `attempt` until it succeeds: 0.5 s, 1 s, 2 s … at most 15 s apart (±20 %), logging each failure. */
 export const retryWithBackoff = async <T>(name: string, what: string, attempt: () => Promise<T>, onFailure?: (error: string) => void): Promise<T> => {
@@ -23,7 +25,7 @@ export const retryWithBackoff = async <T>(name: string, what: string, attempt: (
       const error = e instanceof Error ? e.message : String(e);
       onFailure?.(error);
       const wait = Math.round(Math.min(15_000, 500 * 2 ** n) * (0.8 + Math.random() * 0.4));
-      process.stderr.write(`loyalty ${name}: ${what} not reachable yet (${redactText(error).slice(0, 200)}); retrying in ${wait} ms\n`);
+      rootLogger().warn({ context: 'lifecycle' }, `loyalty ${name}: ${what} not reachable yet (${redactText(error).slice(0, 200)}); retrying in ${wait} ms`);
       await new Promise((r) => setTimeout(r, wait));
     }
   }
@@ -117,6 +119,7 @@ export const installGracefulShutdown = (app: INestApplication, options: Shutdown
       await app.close();
       await options.after?.();
       line(options.name, `shut down cleanly after ${signal} in ${Date.now() - started} ms`);
+      await shutdownTracing();
       process.exit(0);
     } catch (e) {
       line(options.name, `shutdown failed: ${e instanceof Error ? e.message : String(e)}`);

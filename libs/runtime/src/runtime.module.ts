@@ -4,11 +4,14 @@ import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, EventStoreDBEventSt
 import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, Migration, PG_POOL, createPool, ensureDatabase, migrate } from '@loyalty/platform';
 import type { CommandBus } from '@loyalty/messaging';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
+import { redactUrl } from '@loyalty/platform';
+import { setTraceUrlRedactor } from './telemetry';
 
 export interface RuntimeOptions { config: AppConfig; migrations: Migration[] }
 
 /** Opens the database (creating it and its schemas on first start) and the event store. */
 export const openRuntime = async (options: RuntimeOptions): Promise<{ pool: Pool; store: EventStore }> => {
+  setTraceUrlRedactor(redactUrl);
   await ensureDatabase(options.config.databaseUrl);
   const pool = createPool(options.config.databaseUrl, Number(process.env.LOYALTY_DB_POOL ?? 30));
   await migrate(pool, [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...SNAPSHOT_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...options.migrations]);

@@ -8,6 +8,7 @@ import { OpsController } from './ops/ops.controller';
 import { metricsMiddleware } from './ops/metrics';
 import { READINESS_CHECKS } from './ops/readiness';
 import { RedactingLogger } from './ops/redacting-logger';
+import { rootLogger, setLogLevel, setLogService } from './ops/logging';
 import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, retryWithBackoff } from './lifecycle';
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
@@ -52,7 +53,9 @@ export interface ProcessOptions {
  * (or the API, for the gateway).
  */
 export const startProcess = async (options: ProcessOptions): Promise<INestApplication> => {
+  setLogService(options.name);
   const config = loadConfig();
+  setLogLevel(config.logLevel);
   if (!config.kafkaBrokers?.length) throw new Error('KAFKA_BROKERS is required in distributed mode');
   const brokers = config.kafkaBrokers;
   // the port answers (healthz 200, readyz 503) while PostgreSQL and Kafka are not reachable yet
@@ -71,7 +74,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   await retryWithBackoff(options.name, 'Kafka', () => bus.connect(), (e) => starting.note('broker', e));
   const health = new KafkaHealth(brokers);
   const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, health, options.modules, options.withOps ?? true), {
-    bodyParser: options.consumes, logger: new RedactingLogger(),
+    bodyParser: options.consumes, logger: new RedactingLogger(config.logLevel),
   });
   closeConnectionsWhenStopping(app);
   app.use(metricsMiddleware);
@@ -86,6 +89,6 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   await starting.close();
   await app.listen(config.port, '0.0.0.0');
   registerOwnPort(config.port);
-  process.stdout.write(`loyalty ${options.name} ready on :${config.port} (Kafka ${brokers.join(',')})\n`);
+  rootLogger().info({ context: 'lifecycle' }, `loyalty ${options.name} ready on :${config.port} (Kafka ${brokers.join(',')})`);
   return app;
 };

@@ -14,7 +14,8 @@ export const accessLog = (req: Request, res: Response, next: NextFunction): void
   const started = process.hrtime.bigint();
   res.on('finish', () => {
     const r = req as GatewayRequest;
-    log.log(JSON.stringify({
+    log.log({
+      msg: 'http request',
       request_id: r.requestId,
       method: req.method,
       path: redactUrl(req.originalUrl).slice(0, 512),
@@ -24,7 +25,7 @@ export const accessLog = (req: Request, res: Response, next: NextFunction): void
       program_id: r.auth?.programId ?? null,
       mode: r.auth?.mode ?? null,
       admin: r.admin ?? false,
-    }));
+    });
   });
   next();
 };

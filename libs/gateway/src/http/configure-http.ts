@@ -3,7 +3,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { AppConfig, ProblemData, pointer, renderProblem, validation } from '@loyalty/platform';
+import { AppConfig, ProblemData, pointer, renderProblem, validation, withRequestId } from '@loyalty/platform';
 import { GatewayRequest } from './request-context';
 import { sendProblem } from './problem-response';
 import { accessLog } from './access-log';
@@ -40,6 +40,10 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
       return sendProblem(res, { slug: 'malformed-json', detail: 'The body is not valid JSON' }, config.baseUrl);
     });
   });
+  // Everything from here on (Nest's pipeline, the bus, the logger) runs as part of the request: its
+  // log lines carry request_id and the bus forwards it. Entered after the body is read, whose
+  // stream callbacks would not keep the async context.
+  app.use((req: Request, _res: Response, next: NextFunction) => withRequestId((req as GatewayRequest).requestId, next));
   answerUnparsableRequests(app.getHttpServer() as Server, config.baseUrl);
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   app.getHttpAdapter().getInstance().set('etag', false);

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { PATTERNS } from '@loyalty/contracts';
 import type { ProcessEventReply, ProcessEventRequest } from '@loyalty/contracts';
 import { CommandBus } from '@loyalty/messaging';
+import { METRICS, SpanKind, inSpan, parseTenantKey, withCarrier } from '@loyalty/platform';
 import { ClaimedEvent, EventQueueRepository } from '../queue/event-queue.repository';
 import { busKeyFor } from '../submit-events/idempotency-key';
 import { DEFAULT_RETRY_POLICY, RetryPolicy, backoffMs, errorMessage, isRetryable } from './retry.policy';
@@ -131,7 +132,13 @@ export class IngestWorker {
     });
   }
 
-  private async process(e: ClaimedEvent): Promise<void> {
+  /** Processes the event as part of the request that queued it: its trace and request id (issue 11). */
+  private process(e: ClaimedEvent): Promise<void> {
+    return withCarrier(e.trace, () => inSpan('ingest.event process', SpanKind.CONSUMER, { 'loyalty.event.type': e.type, 'loyalty.event.attempt': e.attempts }, () => this.processEvent(e)));
+  }
+
+  private async processEvent(e: ClaimedEvent): Promise<void> {
+    const mode = parseTenantKey(e.tenant).mode;
     const request: ProcessEventRequest = { tenant: e.tenant, event_id: e.id, received_at: e.received_at.toISOString(), event: e.payload };
     try {
       let reply: unknown;
@@ -140,16 +147,17 @@ export class IngestWorker {
       } catch (err) {
         if (isRetryable(err) && e.attempts < this.options.maxAttempts) {
           await this.repo.retryLater(e, `attempt ${e.attempts} failed, will retry: ${errorMessage(err)}`, backoffMs(e.attempts, this.options));
+          METRICS.ingestEvents.inc({ mode, outcome: 'retried' });
         } else {
           const error = isRetryable(err) ? `processing failed after ${e.attempts} attempts: ${errorMessage(err)}` : errorMessage(err);
-          await this.repo.finish(e, { status: 'failed', error, ledger_entry_ids: [] }, await this.now(e.tenant));
+          if (await this.repo.finish(e, { status: 'failed', error, ledger_entry_ids: [] }, await this.now(e.tenant))) METRICS.ingestEvents.inc({ mode, outcome: 'failed' });
         }
         return;
       }
       const outcome = isReply(reply)
         ? { status: reply.status, error: reply.error ?? null, ledger_entry_ids: reply.ledger_entry_ids ?? [] }
         : { status: 'failed' as const, error: 'the ledger sent a malformed reply', ledger_entry_ids: [] };
-      await this.repo.finish(e, outcome, await this.now(e.tenant));
+      if (await this.repo.finish(e, outcome, await this.now(e.tenant))) METRICS.ingestEvents.inc({ mode, outcome: outcome.status });
     } catch (err) {
       // Recording the outcome failed (database trouble): the lease lapses and the event is sent again.
       this.log.warn(`recording the outcome of ${e.id} failed: ${errorMessage(err)}`);

@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { GroupCommitter } from '@loyalty/event-store';
 import type { EventStatusValue, InboundEvent, InboundEventType } from '@loyalty/contracts';
+import type { Carrier } from '@loyalty/platform';
 
 /** A row of `ingest.events` as the service reads it. */
 export interface EventRow {
@@ -30,7 +31,10 @@ export interface NewEventRow {
 }
 
 /** A claimed (running) event: `attempts` is the lease's token; only its holder may finish it. */
-export type ClaimedEvent = Pick<EventRow, 'tenant' | 'id' | 'seq' | 'type' | 'payload' | 'received_at' | 'attempts' | 'partition_key'>;
+export type ClaimedEvent = Pick<EventRow, 'tenant' | 'id' | 'seq' | 'type' | 'payload' | 'received_at' | 'attempts' | 'partition_key'> & {
+  /** the trace context and request id of the request that queued it (issue 11) */
+  trace?: Carrier | null;
+};
 
 export interface ListFilter { status?: string; order_ref?: string; type?: string; beforeSeq?: string | null; limit: number }
 
@@ -70,18 +74,18 @@ export class EventQueueRepository {
    * inserted. A key some other request inserted first (committed or in flight: the unique index
    * makes this statement wait for it) is skipped; the caller reads it back as a replay.
    */
-  async insert(tenant: string, events: NewEventRow[], receivedAt: Date): Promise<EventRow[]> {
+  async insert(tenant: string, events: NewEventRow[], receivedAt: Date, trace: Carrier | null = null): Promise<EventRow[]> {
     if (events.length === 0) return [];
     const rows = JSON.stringify(events.map((e) => ({ ...e, payload: e.payload })));
     for (let attempt = 1; ; attempt++) {
       try {
         const { rows: inserted } = await this.pool.query<EventRow>(
-          `insert into ingest.events (tenant, id, idempotency_key, type, order_ref, partition_key, payload, received_at)
-           select $1, r->>'id', r->>'idempotency_key', r->>'type', r->>'order_ref', r->>'partition_key', r->'payload', $3
+          `insert into ingest.events (tenant, id, idempotency_key, type, order_ref, partition_key, payload, received_at, trace)
+           select $1, r->>'id', r->>'idempotency_key', r->>'type', r->>'order_ref', r->>'partition_key', r->'payload', $3, $4::jsonb
            from jsonb_array_elements($2::jsonb) with ordinality as t(r, n)
            order by t.n
            on conflict (tenant, idempotency_key) where not key_retired do nothing
-           returning *`, [tenant, rows, receivedAt]);
+           returning *`, [tenant, rows, receivedAt, trace && Object.keys(trace).length ? JSON.stringify(trace) : null]);
         return inserted.sort((a, b) => compareSeq(a.seq, b.seq));
       } catch (e) {
         // Two batches sharing keys in opposite orders can deadlock on the unique index; one retries.
@@ -143,7 +147,7 @@ export class EventQueueRepository {
           set status = 'running', attempts = e.attempts + 1, locked_until = now() + make_interval(secs => $2::float8 / 1000)
          from next
         where e.tenant = next.tenant and e.id = next.id
-       returning e.tenant, e.id, e.seq, e.type, e.payload, e.received_at, e.attempts, e.partition_key`, [n, leaseMs]);
+       returning e.tenant, e.id, e.seq, e.type, e.payload, e.received_at, e.attempts, e.partition_key, e.trace`, [n, leaseMs]);
     return rows.sort((a, b) => compareSeq(a.seq, b.seq));
   }
 
@@ -191,6 +195,21 @@ export class EventQueueRepository {
               available_at = now(), locked_until = null
         where status = 'running' and locked_until < now()`, [maxAttempts]);
     return rowCount ?? 0;
+  }
+
+  /**
+   * Queue depth by programme mode (issue 11, read when /metrics is scraped): queued and running
+   * events, and the age of the oldest queued one by the wall clock. Uses the partial indexes on
+   * open rows only.
+   */
+  async depthByMode(): Promise<{ mode: 'live' | 'test'; queued: number; running: number; oldest_queued_age_s: number }[]> {
+    const { rows } = await this.pool.query<{ mode: 'live' | 'test'; queued: number; running: number; oldest_queued_age_s: number }>(
+      `select case when tenant like '%\\_test' then 'test' else 'live' end as mode,
+              count(*) filter (where status = 'queued')::int as queued,
+              count(*) filter (where status = 'running')::int as running,
+              coalesce(extract(epoch from now() - min(queued_at) filter (where status = 'queued')), 0)::float8 as oldest_queued_age_s
+         from ingest.events where status in ('queued', 'running') group by 1`);
+    return rows;
   }
 
   /** After the 30-day retention an idempotency key may be used again (interface-spec "Limits"). */

@@ -1,6 +1,6 @@
 import type { EventAccepted, InboundEvent, SubmitEventsReply, SubmitEventsRequest } from '@loyalty/contracts';
 import { isInboundEventType } from '@loyalty/contracts';
-import { FieldError, newId, problem, validation } from '@loyalty/platform';
+import { FieldError, currentCarrier, newId, problem, validation } from '@loyalty/platform';
 import { EventQueueRepository, EventRow, NewEventRow } from '../queue/event-queue.repository';
 import { toEventAccepted } from '../read-events/event-status.view';
 import { idempotencyKeyFor, isCustomerEvent, orderRefOf, partitionKeyFor } from './idempotency-key';
@@ -43,7 +43,7 @@ export class SubmitEventsService {
         const event = items[i].event;
         return { id: newId('EV'), idempotency_key: key, type: event.type, order_ref: orderRefOf(event), partition_key: partitionKeyFor(event), payload: event };
       });
-      for (const r of await this.repo.insert(tenant, rows, await this.options.now(tenant))) inserted.set(r.idempotency_key, r);
+      for (const r of await this.repo.insert(tenant, rows, await this.options.now(tenant), currentCarrier())) inserted.set(r.idempotency_key, r);
       if (inserted.size > 0) this.options.onQueued?.();
       // Keys a concurrent request inserted first: theirs is the original.
       const lost = fresh.map(([k]) => k).filter((k) => !inserted.has(k));

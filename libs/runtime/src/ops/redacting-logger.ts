@@ -1,22 +1,14 @@
-import { ConsoleLogger, LogLevel } from '@nestjs/common';
-import { redactText } from '@loyalty/platform';
+import { Logger as PinoNestLogger, PinoLogger } from 'nestjs-pino';
+import { rootLogger, setLogLevel } from './logging';
 
 /**
- * Every process's logger: each line is passed through redactText before it is written, so no
- * email, phone, person-naming member id, query-string secret or value quoted in a database error
- * reaches the logs, whichever code logged it (ours, Nest's exception handlers, kafkajs).
+ * Every process's Nest logger: nestjs-pino over the process's pino logger (see logging.ts), so
+ * Nest's own lines, ours and kafkajs' (routed through Nest's Logger) are JSON, redacted, and carry
+ * the request id of the work they belong to.
  */
-export class RedactingLogger extends ConsoleLogger {
-  constructor(levels: LogLevel[] = ['log', 'warn', 'error']) {
-    super({ logLevels: levels });
-  }
-
-  protected override stringifyMessage(message: unknown, logLevel: LogLevel): string {
-    const text = message instanceof Error ? `${message.name}: ${message.message}` : super.stringifyMessage(message, logLevel);
-    return redactText(String(text));
-  }
-
-  protected override printStackTrace(stack: string): void {
-    super.printStackTrace(typeof stack === 'string' ? redactText(stack) : stack);
+export class RedactingLogger extends PinoNestLogger {
+  constructor(level?: string) {
+    super(new PinoLogger({ pinoHttp: { logger: rootLogger() } }), {});
+    if (level) setLogLevel(level);
   }
 }
