@@ -80,6 +80,8 @@ export interface EventStore {
   readAll(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<RecordedEvent[]>;
   /** Catch-up from `from` (exclusive), then live. */
   subscribe(options: SubscribeOptions): Subscription;
+  /** Optional: how far a reader at `after` is behind (events, age of the oldest in seconds); ProjectionRunner.lag reads the log otherwise. */
+  lagAfter?(after: Position, cap?: number): Promise<{ events: number; seconds: number }>;
   /** The position of the newest event a subscriber can see now. */
   headPosition(): Promise<Position>;
   close(): Promise<void>;

@@ -419,6 +419,22 @@ export class PostgresEventStore implements EventStore {
     return { events, held: events.length === 0 && rows.length > 0 };
   }
 
+  /**
+   * How far a reader at `after` is behind (issue 11, projection lag on /metrics and /readyz): the
+   * visible events after it (counted up to `cap`) and the age of the oldest of them. One range scan
+   * of the global index.
+   */
+  async lagAfter(after: Position, cap = 100_000): Promise<{ events: number; seconds: number }> {
+    const { rows } = await this.pool.query<{ n: number; age: number | null }>(
+      `select count(*)::int as n, extract(epoch from clock_timestamp() - min(created_at))::float8 as age from (
+         select created_at from es.events
+          where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+            and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          order by transaction_id, global_position limit $3) pending`,
+      [after.commit.toString(), after.prepare.toString(), cap]);
+    return { events: rows[0].n, seconds: Math.max(0, rows[0].age ?? 0) };
+  }
+
   async headPosition(): Promise<Position> {
     const { rows } = await this.pool.query<{ transaction_id: string; global_position: string }>(
       `select transaction_id, global_position from es.events

@@ -35,14 +35,21 @@ const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePosit
  * one subscription and one transaction per batch (not one each: that multiplied the reads, polls
  * and commits per event); each keeps its own checkpoint, so one can be rebuilt alone.
  */
+export interface ProjectionRunnerOptions {
+  /** After each batch committed: the events in it that were new to the first projection (issue 11: the ledger counts points here). */
+  onApplied?: (events: readonly RecordedEvent[]) => void;
+}
+
 export class ProjectionRunner {
+  /** The runners started in this process and not stopped: /metrics and /readyz report their lag. */
+  static readonly running = new Set<ProjectionRunner>();
   private sub: Subscription | null = null;
   private position: Position = START;
   private waiters: { target: Position; resolve: () => void }[] = [];
   lastError: unknown = null;
   readonly projections: readonly Projection[];
 
-  constructor(private readonly store: EventStore, private readonly pool: Pool, projections: Projection | readonly Projection[]) {
+  constructor(private readonly store: EventStore, private readonly pool: Pool, projections: Projection | readonly Projection[], private readonly options: ProjectionRunnerOptions = {}) {
     this.projections = Array.isArray(projections) ? [...projections] : [projections as Projection];
     if (!this.projections.length) throw new Error('a ProjectionRunner needs at least one projection');
   }
@@ -50,7 +57,20 @@ export class ProjectionRunner {
   /** The first (or only) projection. */
   get projection(): Projection { return this.projections[0]; }
 
-  private get names(): string[] { return this.projections.map((p) => p.name); }
+  get names(): string[] { return this.projections.map((p) => p.name); }
+
+  /**
+   * How far behind the log this runner is: events it has not applied and the age of the oldest (0
+   * and 0 when caught up). Counted by the store when it can (PostgreSQL), else read (up to 1,000).
+   */
+  async lag(): Promise<{ events: number; seconds: number }> {
+    const at = this.position;
+    if (comparePositions(at, await this.store.headPosition()) >= 0) return { events: 0, seconds: 0 };
+    if (this.store.lagAfter) return this.store.lagAfter(at);
+    const pending = await this.store.readAll(at, 1_000);
+    if (!pending.length) return { events: 0, seconds: 0 };
+    return { events: pending.length, seconds: Math.max(0, (Date.now() - pending[0].createdAt.getTime()) / 1000) };
+  }
 
   async start(): Promise<void> {
     const { rows } = await this.pool.query<{ name: string; commit_pos: string; prepare_pos: string }>(
@@ -61,6 +81,7 @@ export class ProjectionRunner {
       return r ? { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } : START;
     });
     this.position = earliest(positions);
+    ProjectionRunner.running.add(this);
     this.sub = this.store.subscribe({
       from: this.position,
       // No store-side filter: the checkpoint must move past events this projection ignores, or a
@@ -77,6 +98,7 @@ export class ProjectionRunner {
   }
 
   async stop(): Promise<void> {
+    ProjectionRunner.running.delete(this);
     await this.sub?.stop();
     this.sub = null;
     for (const w of this.waiters) w.resolve();
@@ -157,6 +179,11 @@ export class ProjectionRunner {
       await client.query('commit');
       this.position = earliest(lasts);
       this.lastError = null;
+      if (this.options.onApplied) {
+        const first = this.projections[0];
+        const applied = events.filter((e) => comparePositions(e.position, stored.get(first.name)!) > 0);
+        try { if (applied.length) this.options.onApplied(applied); } catch { /* an observer never fails a committed batch */ }
+      }
     } catch (e) {
       await client.query('rollback').catch(() => undefined);
       throw e;

@@ -22,6 +22,7 @@ import { OrdersMessages } from './orders/orders.messages';
 import { OrdersService } from './orders/orders.service';
 import { FinanceMessages } from './finance/finance.messages';
 import { FinanceService } from './finance/finance.service';
+import { countPoints } from './projections/points-metrics';
 
 /** The ledger service: members, identity, ledger, balances, tiers, expiry, liability. */
 @Module({
@@ -56,7 +57,7 @@ export class LedgerModule implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationBootstrap(): Promise<void> {
     // one runner for all the ledger's read models: one read, one transaction per batch of events
-    this.ctx.runners = [new ProjectionRunner(this.store, this.ctx.pool, LEDGER_PROJECTIONS({ store: this.store, pool: this.ctx.pool, vault: this.ctx.vault }))];
+    this.ctx.runners = [new ProjectionRunner(this.store, this.ctx.pool, LEDGER_PROJECTIONS({ store: this.store, pool: this.ctx.pool, vault: this.ctx.vault }), { onApplied: countPoints })];
     for (const r of this.ctx.runners) await r.start();
   }
 

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { lastValueFrom, isObservable } from 'rxjs';
 import { problem } from '@loyalty/platform';
@@ -19,6 +20,8 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   }
 }
 
+const requestLog = new Logger('InProcessBus');
+
 export class InProcessBus extends CommandBus {
   constructor(private readonly server: InProcessServer) { super(); }
 
@@ -29,6 +32,7 @@ export class InProcessBus extends CommandBus {
   private async call<T>(pattern: string, payload: unknown): Promise<T> {
     const handler = this.server.handler(pattern);
     if (!handler) throw problem('internal', `no handler for ${pattern}`);
+    requestLog.debug(`handling ${pattern}`);
     // A JSON round trip keeps the in-process path honest about what the Kafka path can carry.
     const data = JSON.parse(JSON.stringify(payload ?? null));
     let result: unknown;

@@ -27,6 +27,33 @@ export class KafkaHealth {
     return this.inFlight;
   }
 
+  /**
+   * A consumer group's lag by topic (issue 11, read when /metrics is scraped): per partition, the
+   * log end minus the group's committed offset (the log start where it has committed nothing: the
+   * group starts from the earliest retained request).
+   */
+  async consumerLag(groupId: string): Promise<{ topic: string; lag: number }[]> {
+    if (!this.connected) { await this.admin.connect(); this.connected = true; }
+    try {
+      const committed = await this.admin.fetchOffsets({ groupId });
+      return await Promise.all(committed.map(async ({ topic, partitions }) => {
+        const ends = new Map((await this.admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p]));
+        let lag = 0;
+        for (const p of partitions) {
+          const end = ends.get(p.partition);
+          if (!end) continue;
+          const from = Number(p.offset) >= 0 ? Number(p.offset) : Number(end.low);
+          lag += Math.max(0, Number(end.high) - from);
+        }
+        return { topic, lag };
+      }));
+    } catch (e) {
+      this.connected = false;
+      await this.admin.disconnect().catch(() => undefined);
+      throw e;
+    }
+  }
+
   async close(): Promise<void> {
     await this.admin.disconnect().catch(() => undefined);
   }

@@ -20,6 +20,8 @@ export interface AppConfig {
   logLevel: string;
   /** rows per internal page while streaming a CSV export (1–1000; decisions §9a) */
   exportPageRows: number;
+  /** /readyz fails while a projection's oldest unapplied event is older than this (LOYALTY_READY_MAX_PROJECTION_LAG_SECONDS, default 60; 0 turns the check off) */
+  readyMaxProjectionLagSeconds: number;
 }
 
 const int = (v: string | undefined, d: number): number => {
@@ -50,5 +52,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     sweepIntervalMs: int(env.LOYALTY_SWEEP_INTERVAL_MS, 5000),
     logLevel: env.LOG_LEVEL ?? 'info',
     exportPageRows: Math.min(1000, Math.max(1, int(env.LOYALTY_EXPORT_PAGE_ROWS, 1000))),
+    readyMaxProjectionLagSeconds: Math.max(0, int(env.LOYALTY_READY_MAX_PROJECTION_LAG_SECONDS, 60)),
   };
 };

@@ -1,7 +1,7 @@
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { KafkaBus, KafkaHealth, kafkaServerOptions, kafkaServerReady } from '@loyalty/messaging';
-import { AppConfig, Migration, loadConfig, registerOwnPort } from '@loyalty/platform';
+import { AppConfig, METRICS, Migration, loadConfig, onScrape, registerOwnPort } from '@loyalty/platform';
 import { PATTERNS } from '@loyalty/contracts';
 import { openRuntime, RuntimeModule } from './runtime.module';
 import { OpsController } from './ops/ops.controller';
@@ -85,7 +85,14 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
     // the consumer joins when the group coordinator is there; kafkajs keeps trying, so do we (never exit)
     await retryWithBackoff(options.name, 'Kafka consumer group', () => kafkaServerReady(ms, 60_000), (e) => starting.note('broker', e));
   }
-  installGracefulShutdown(app, { name: options.name, after: async () => { await bus.close().catch(() => undefined); await health.close(); } });
+  // Kafka consumer lag of this service's group, on /metrics (issue 11); every replica reports the group's
+  const group = `loyalty-${options.name}`;
+  const removeLagProbe = options.consumes
+    ? onScrape(async () => {
+      for (const { topic, lag } of await health.consumerLag(group)) METRICS.kafkaConsumerLag.set({ group, topic }, lag);
+    }, 5_000)
+    : () => undefined;
+  installGracefulShutdown(app, { name: options.name, after: async () => { removeLagProbe(); await bus.close().catch(() => undefined); await health.close(); } });
   await starting.close();
   await app.listen(config.port, '0.0.0.0');
   registerOwnPort(config.port);

@@ -2,9 +2,9 @@ import { Controller, Get, Inject, Optional, Res, SetMetadata } from '@nestjs/com
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Pool } from 'pg';
-import { PG_POOL, PUBLIC_ROUTE } from '@loyalty/platform';
+import { APP_CONFIG, AppConfig, PG_POOL, PUBLIC_ROUTE, metricsRegistry, redactText, renderMetrics } from '@loyalty/platform';
 import { READINESS_CHECKS, ReadinessCheck } from './readiness';
-import { metricsRegistry } from './metrics';
+import { projectionLags } from './projection-lag';
 import { lifecycle } from '../lifecycle';
 
 /** Liveness, readiness and Prometheus metrics; no key needed. */
@@ -12,7 +12,11 @@ import { lifecycle } from '../lifecycle';
 @SetMetadata(PUBLIC_ROUTE, true)
 @Controller()
 export class OpsController {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool, @Optional() @Inject(READINESS_CHECKS) private readonly extra: ReadinessCheck[] = []) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() @Inject(READINESS_CHECKS) private readonly extra: ReadinessCheck[] = [],
+  ) {}
 
   @Get('healthz')
   healthz() {
@@ -33,6 +37,19 @@ export class OpsController {
     } catch (e) {
       checks.database = `down: ${(e as Error).message}`;
     }
+    // the read models this process serves are not too far behind the log (issue 11)
+    const maxLag = this.config.readyMaxProjectionLagSeconds;
+    if (maxLag > 0) {
+      try {
+        const lags = await projectionLags();
+        const behind = lags.filter((l) => l.seconds > maxLag);
+        // a process that runs no projection (the gateway) has nothing to report
+        if (lags.length) checks.projections = behind.length === 0 ? 'up'
+          : `down: ${behind.map((l) => `${l.projection} ${l.events} events, ${Math.round(l.seconds)} s behind`).join('; ')} (limit ${maxLag} s)`;
+      } catch (e) {
+        checks.projections = `down: ${redactText((e as Error).message)}`;
+      }
+    }
     for (const check of this.extra ?? []) {
       try {
         checks[check.name] = (await check.check()) ? 'up' : 'down';
@@ -47,6 +64,6 @@ export class OpsController {
 
   @Get('metrics')
   async metrics(@Res() res: Response) {
-    res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+    res.type(metricsRegistry.contentType).send(await renderMetrics());
   }
 }

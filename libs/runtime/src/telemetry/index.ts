@@ -50,11 +50,9 @@ export const startTracing = (service: string): boolean => {
   process.env.OTEL_METRICS_EXPORTER ??= 'none';
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
   process.env.OTEL_SERVICE_NAME ??= `loyalty-${service}`;
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof SdkNode;
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof InstrumentationHttp;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof InstrumentationPg;
-  /* eslint-enable @typescript-eslint/no-require-imports */
   sdk = new NodeSDK({
     instrumentations: [
       new HttpInstrumentation({

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import CircuitBreaker from 'opossum';
-import { parseTenantKey } from '@loyalty/platform';
+import { METRICS, SpanKind, inSpan, onScrape, parseTenantKey } from '@loyalty/platform';
 import { signatureHeaders } from '../signing/signature';
 import { ClaimedDelivery, DeliveryPolicy, DeliveryQueue } from './delivery.queue';
 import { HttpSender, SendResult } from './http-sender';
@@ -26,6 +26,14 @@ class AttemptFailed extends Error {
 
 type Job = () => Promise<SendResult>;
 
+/** Workers running in this process: /metrics reports their breakers' states (issue 11). */
+const runningWorkers = new Set<DeliveryWorker>();
+onScrape(() => {
+  const counts = { closed: 0, open: 0, half_open: 0 };
+  for (const w of runningWorkers) for (const s of w.breakerStates()) counts[s] += 1;
+  for (const [state, n] of Object.entries(counts)) METRICS.webhookBreakers.set({ state }, n);
+});
+
 /**
  * Drains the delivery queue: claims due deliveries (SKIP LOCKED, so any number of processes share
  * it), signs and POSTs each, records the outcome. Every endpoint has its own opossum circuit
@@ -49,6 +57,7 @@ export class DeliveryWorker {
   start(): void {
     if (this.started) return;
     this.started = true;
+    runningWorkers.add(this);
     this.pollTimer = setInterval(() => this.wake(), this.options.pollIntervalMs);
     this.pollTimer.unref();
     this.wake();
@@ -57,6 +66,7 @@ export class DeliveryWorker {
   async stop(timeoutMs = 10_000): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    runningWorkers.delete(this);
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.soonTimer) clearTimeout(this.soonTimer);
     this.pollTimer = this.soonTimer = null;
@@ -84,6 +94,11 @@ export class DeliveryWorker {
       return;
     }
     void this.pump();
+  }
+
+  /** The state of each endpoint's breaker in this process. */
+  breakerStates(): ('closed' | 'open' | 'half_open')[] {
+    return [...this.breakers.values()].map((b) => (b.halfOpen ? 'half_open' : b.opened ? 'open' : 'closed'));
   }
 
   private openEndpoints(): string[] {
@@ -156,14 +171,22 @@ export class DeliveryWorker {
       });
       let result: SendResult;
       try {
-        result = await this.breakerFor(d.endpoint_id).fire(job);
+        // a span per attempt (issue 11); the POST itself is an HTTP client span inside it
+        result = await inSpan('webhook deliver', SpanKind.CLIENT, { 'loyalty.webhook.endpoint_id': d.endpoint_id, 'loyalty.webhook.delivery_id': d.id, 'loyalty.mode': mode },
+          async (span) => {
+            const r = await this.breakerFor(d.endpoint_id).fire(job);
+            span.setAttribute('http.response.status_code', r.status_code ?? 0);
+            return r;
+          });
       } catch (e) {
         if (e instanceof AttemptFailed) result = e.result;
         else if ((e as { code?: string }).code === 'EOPENBREAKER') {
+          METRICS.webhookDeliveries.inc({ outcome: 'short_circuited' });
           await this.queue.release(d, Math.min(this.options.breaker.resetTimeoutMs, 5_000));
           return;
         } else result = { status_code: null, ok: false, error: (e as Error).message ?? String(e), duration_ms: 0, response_excerpt: null };
       }
+      METRICS.webhookDeliveries.inc({ outcome: result.ok ? 'delivered' : 'failed' });
       const outcome = await this.queue.complete(d, result, this.options);
       if (outcome.endpointDisabled) this.log.warn(`webhook endpoint ${d.endpoint_id} (${d.tenant}) disabled after delivery ${d.id} failed (${result.error})`);
     } catch (e) {
