@@ -565,7 +565,8 @@ describe('gateway logs', () => {
       started = undefined;
       const all = written.join('');
       // one access-log line per request, with the request id and the key's id (never the key)
-      const line = written.find((w) => w.includes('"request_id":"log-req-1"'));
+      // (the request's other lines carry its id too: issue 11)
+      const line = written.find((w) => w.includes('"request_id":"log-req-1"') && w.includes('"msg":"http request"'));
       expect(line).toBeDefined();
       expect(line).toContain('"status":404');
       expect(line).toContain(`"key_id":"${p.testKeyId}"`);
