@@ -1,6 +1,6 @@
 import { Controller, DynamicModule, Module } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
-import { problem, ProblemData, ProblemError } from '@loyalty/platform';
+import { currentRequestId, problem, ProblemData, ProblemError, withRequestId } from '@loyalty/platform';
 import { CommandBus, reply } from './command-bus.port';
 
 /**
@@ -16,6 +16,8 @@ export interface ContractPatterns {
   ordered: string;
   event: string;
   command: string;
+  /** answers with the request id the handler runs under (issue 11) */
+  context: string;
 }
 
 export const contractPatterns = (prefix: string): ContractPatterns => ({
@@ -25,6 +27,7 @@ export const contractPatterns = (prefix: string): ContractPatterns => ({
   ordered: `${prefix}.ordered`,
   event: `${prefix}.event`,
   command: `${prefix}.command`,
+  context: `${prefix}.context`,
 });
 
 export const allPatterns = (p: ContractPatterns): string[] => Object.values(p);
@@ -103,6 +106,11 @@ export const commandBusContractModule = (p: ContractPatterns, recorder: Contract
     @EventPattern(p.event)
     onEvent(@Payload() e: unknown): void {
       recorder.events.push(e);
+    }
+
+    @MessagePattern(p.context)
+    context() {
+      return reply(() => ({ request_id: currentRequestId() ?? null }));
     }
 
     /** A command the API answers with 202: emitted, but handled by an ordinary request handler. */
@@ -251,6 +259,11 @@ export const describeCommandBusContract = (
         expect(replies.filter((r) => r.key === key).map((r) => r.seq)).toEqual([...Array(10).keys()]);
         expect(h.recorder.arrivals.get(key)).toEqual([...Array(10).keys()]);
       }
+    });
+
+    it('the handler runs as part of the caller\'s request: its request id travels with the message (and none when there is none)', async () => {
+      await expect(withRequestId('req-contract-1', () => h.bus.request(h.patterns.context, {}, 'ctx'))).resolves.toEqual({ request_id: 'req-contract-1' });
+      await expect(h.bus.request(h.patterns.context, {}, 'ctx')).resolves.toEqual({ request_id: null });
     });
 
     it('emit delivers to an event handler and to a request handler (202-style command)', async () => {

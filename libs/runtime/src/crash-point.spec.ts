@@ -3,15 +3,15 @@ import { crashPoint } from './crash-point';
 describe('crashPoint (test-only crash hook)', () => {
   const saved = process.env.LOYALTY_CRASH_POINT;
   let kill: jest.SpyInstance;
-  let stderr: jest.SpyInstance;
+  let stdout: jest.SpyInstance;
 
   beforeEach(() => {
     kill = jest.spyOn(process, 'kill').mockImplementation(() => true);
-    stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    stdout = jest.spyOn(process.stdout, 'write').mockImplementation(() => true); // the JSON log line
   });
   afterEach(() => {
     kill.mockRestore();
-    stderr.mockRestore();
+    stdout.mockRestore();
     if (saved === undefined) delete process.env.LOYALTY_CRASH_POINT;
     else process.env.LOYALTY_CRASH_POINT = saved;
   });
@@ -30,7 +30,7 @@ describe('crashPoint (test-only crash hook)', () => {
     crashPoint('c:after-append');
     expect(kill).toHaveBeenCalledTimes(1);
     expect(kill).toHaveBeenCalledWith(process.pid, 'SIGKILL');
-    expect(stderr).toHaveBeenCalledWith(expect.stringContaining('crash point c:after-append reached'));
+    expect(stdout).toHaveBeenCalledWith(expect.stringContaining('"msg":"crash point c:after-append reached'));
   });
 
   it('with @n, kills at the n-th pass only', () => {
