@@ -1,4 +1,4 @@
-import { Attributes, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { Attributes, INVALID_SPAN_CONTEXT, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import { REQUEST_ID_HEADER, currentRequestId, withRequestId } from './request-context';
 import { redactText } from './redact';
 
@@ -10,10 +10,16 @@ import { redactText } from './redact';
  */
 export type Carrier = Record<string, string>;
 
+/** Set by @loyalty/telemetry when the SDK runs; until then the helpers below skip the OpenTelemetry calls altogether. */
+const TRACING = Symbol.for('loyalty.tracing.active');
+export const tracingActive = (): boolean => (globalThis as { [TRACING]?: boolean })[TRACING] === true;
+
+const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /** The current trace context and request id, as headers. */
 export const currentCarrier = (): Carrier => {
   const c: Carrier = {};
-  propagation.inject(context.active(), c);
+  if (tracingActive()) propagation.inject(context.active(), c);
   const id = currentRequestId();
   if (id) c[REQUEST_ID_HEADER] = id;
   return c;
@@ -35,6 +41,7 @@ export const carrierFrom = (headers: Record<string, unknown> | null | undefined)
 /** Runs `fn` inside the trace and request the carrier names (a new root when it names none). */
 export const withCarrier = <T>(carrier: Carrier | null | undefined, fn: () => T): T => {
   const c = carrier ?? {};
+  if (!tracingActive()) return withRequestId(c[REQUEST_ID_HEADER], fn);
   const ctx = c.traceparent ? propagation.extract(ROOT_CONTEXT, c) : ROOT_CONTEXT;
   return context.with(ctx, () => withRequestId(c[REQUEST_ID_HEADER], fn));
 };
@@ -43,10 +50,10 @@ const tracer = () => trace.getTracer('loyalty');
 
 /**
  * Runs `fn` in a new span (a child of the active one), ended when its promise settles; a rejection
- * marks the span as an error. Without the SDK this costs a no-op span.
+ * marks the span as an error. Without the SDK it only calls `fn` (with a span that records nothing).
  */
 export const inSpan = <T>(name: string, kind: SpanKind, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> =>
-  tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
+  !tracingActive() ? fn(NO_SPAN) : tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await fn(span);
     } catch (e) {

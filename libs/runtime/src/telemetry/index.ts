@@ -64,6 +64,8 @@ export const startTracing = (service: string): boolean => {
     ],
   });
   sdk.start();
+  // @loyalty/platform's trace helpers read this (they skip the OpenTelemetry API while it is unset)
+  (globalThis as { [k: symbol]: unknown })[Symbol.for('loyalty.tracing.active')] = true;
   return true;
 };
 
