@@ -55,10 +55,24 @@ const startCollector = async (): Promise<{ url: string; spans: CollectedSpan[]; 
   return { url: `http://127.0.0.1:${port}`, spans, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
 };
 
+/** A webhook receiver on 127.0.0.1 that answers 200 and keeps the traceparent headers it got. */
+const startReceiver = async (): Promise<{ url: string; traceparents: string[]; close: () => Promise<void> }> => {
+  const traceparents: string[] = [];
+  const server: Server = createServer((req, res) => {
+    if (typeof req.headers.traceparent === 'string') traceparents.push(req.headers.traceparent);
+    req.resume();
+    req.on('end', () => res.writeHead(200).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, traceparents, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+};
+
 const APPS: DistributedApp[] = ['gateway', 'ingest', 'ledger', 'redemption', 'referral', 'webhook'];
 
 describe('operating the distributed topology', () => {
   let collector: Awaited<ReturnType<typeof startCollector>>;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let dist: Distributed;
   let app: TestApp;
   let key: string;
@@ -67,6 +81,7 @@ describe('operating the distributed topology', () => {
 
   beforeAll(async () => {
     collector = await startCollector();
+    receiver = await startReceiver();
     dist = await startDistributed({
       env: {
         LOG_LEVEL: 'debug', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200',
@@ -75,6 +90,9 @@ describe('operating the distributed topology', () => {
     app = await startTestApp({}, dist);
     const p = await app.createProgram({ rules: [{ id: 'base', name: 'Base', type: 'base', earn_rate_pct: 10, timing: 'immediate' }] });
     key = p.liveKey;
+    // a sandbox webhook endpoint (http on 127.0.0.1 is allowed there) and a member it hears about
+    expect((await app.http('POST', '/v1/webhook_endpoints', { key: p.testKey, body: { url: `${receiver.url}/hook`, events: ['member.enrolled'] } })).status).toBe(201);
+    expect((await app.http('POST', '/v1/members', { key: p.testKey, body: { email: 'dist.hook@example.com' } })).status).toBe(201);
     expect((await app.http('POST', '/v1/members', { key, body: { email: 'dist.obs@example.com', external_ref: 'cust-dist-obs' } })).status).toBe(201);
     // an order event sent by a client that traces (its traceparent names the trace) with its request id
     const sent = await app.http('POST', '/v1/events', {
@@ -82,6 +100,9 @@ describe('operating the distributed topology', () => {
       headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, 'x-request-id': requestId },
     });
     expect(sent.status).toBe(202);
+    // a read whose URL names the customer (its spans' URL attributes must not)
+    expect((await app.http('GET', '/v1/members/ref:cust-dist-obs', { key })).status).toBe(200);
+    expect((await app.http('GET', '/v1/members?email=dist.obs%40example.com', { key })).status).toBe(200);
     await eventually(async () => {
       expect((await app.http('GET', `/v1/events/${sent.body.data.id}`, { key })).body.data.status).toBe('completed');
     }, { timeoutMs: 60_000 });
@@ -89,9 +110,10 @@ describe('operating the distributed topology', () => {
   afterAll(async () => {
     await app?.close();
     await collector?.close();
+    await receiver?.close();
   });
 
-  it('one trace id spans gateway → ingest → ledger: HTTP, the bus over Kafka, the ingest queue and PostgreSQL', async () => {
+  it('one trace id spans gateway → ingest → ledger: HTTP, the bus over Kafka, the ingest queue and PostgreSQL; webhook POSTs are traced', async () => {
     await eventually(() => {
       const mine = collector.spans.filter((s) => s.traceId === traceId);
       const services = new Set(mine.map((s) => s.service));
@@ -109,8 +131,21 @@ describe('operating the distributed topology', () => {
       const ids = new Set(mine.map((s) => s.spanId));
       for (const s of mine.filter((x) => x.name.endsWith(' process'))) expect(ids.has(s.parentSpanId)).toBe(true);
     }, { timeoutMs: 30_000, intervalMs: 500 });
-    // no span carries a person's identifiers (URLs are redacted before export)
-    expect(JSON.stringify(collector.spans)).not.toContain('dist.obs@example.com');
+    // an outgoing webhook is a span of the webhook service with the HTTP POST as its child, and the receiver got the trace context
+    await eventually(() => {
+      const deliver = collector.spans.find((s) => s.service === 'loyalty-webhook' && s.name === 'webhook deliver');
+      expect(deliver).toBeDefined();
+      const post = collector.spans.find((s) => s.parentSpanId === deliver!.spanId && s.kind === 3); // SPAN_KIND_CLIENT
+      expect(post).toBeDefined();
+      expect(receiver.traceparents.some((t) => t.includes(deliver!.traceId))).toBe(true);
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+    // no span carries a person's identifiers (URLs are redacted before export), yet the URLs are there
+    await eventually(() => {
+      const paths = collector.spans.filter((x) => x.service === 'loyalty-gateway' && x.name === 'GET').map((x) => `${x.attributes['url.path']}?${x.attributes['url.query'] ?? ''}`);
+      expect(paths).toEqual(expect.arrayContaining(['/v1/members/ref:[redacted]?', '/v1/members?email=[redacted]']));
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+    const all = JSON.stringify(collector.spans);
+    for (const pii of ['cust-dist-obs', 'dist.obs@example.com', 'dist.obs%40example.com']) expect(all).not.toContain(pii);
   });
 
   it('carries the request id into the ledger\'s log lines, and every process logs JSON lines only', () => {
