@@ -23,8 +23,13 @@ export interface Projection {
   afterBatch?(tx: PoolClient): Promise<void>;
 }
 
-/** How long a runner with nobody waiting lets new events gather before reading them (ms). */
-const LINGER_MS = 20;
+/**
+ * How long a runner with nobody waiting lets new events gather before reading them (ms;
+ * LOYALTY_PROJECTION_LINGER_MS, default 100). Each batch costs a transaction of five statements
+ * per runner whatever its size, so under a steady stream of writes a longer linger means fewer,
+ * larger batches; a reader that needs the read model current (catchUp) cuts the linger short.
+ */
+const LINGER_MS = Math.max(0, Number(process.env.LOYALTY_PROJECTION_LINGER_MS ?? 100) || 0);
 
 const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { MemberState, MemberView } from '@loyalty/contracts';
 import { AppendResult, Decision, GroupCommitter, WrongExpectedRevisionError } from '@loyalty/event-store';
 import {
@@ -39,6 +39,43 @@ export class MembersService {
     return out;
   });
 
+  /**
+   * Identity claims that arrive together share one statement (many enrolments at once). Each item
+   * gets the value's owner: itself when its insert won; another member when the value was taken
+   * (or claimed by an earlier item of the same statement). A claim that lost to a transaction
+   * committed after the statement began sees no owner (null): the caller looks again, as on any lost claim.
+   */
+  private readonly claims = new GroupCommitter<{ tenant: string; kind: string; value: string; memberId: string; key: Buffer | null }, string | null>(async (items) => {
+    const { rows } = await this.ctx.pool.query<{ n: string; member_id: string | null }>(
+      `with q as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) with ordinality as q(tenant, kind, value, member_id, key, n)),
+            ins as (
+              insert into ledger.identities (tenant, kind, value, member_id)
+              select distinct on (tenant, kind, value) tenant, kind, value, member_id from q order by tenant, kind, value, n
+              on conflict (tenant, kind, value) do nothing returning tenant, kind, value, member_id),
+            keys as (
+              insert into ledger.member_keys (tenant, member_id, key)
+              select q.tenant, q.member_id, q.key from q join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value and i.member_id = q.member_id
+              where q.key is not null order by 1, 2
+              on conflict do nothing)
+       select q.n, coalesce(i.member_id, x.member_id) as member_id from q
+         left join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value
+         left join ledger.identities x on x.tenant = q.tenant and x.kind = q.kind and x.value = q.value`,
+      [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value), items.map((i) => i.memberId), items.map((i) => i.key)]);
+    const out: (string | null)[] = items.map(() => null);
+    for (const r of rows) out[Number(r.n) - 1] = r.member_id;
+    items.forEach((it, i) => { if (it.key && out[i] === it.memberId) this.ctx.vault.adopt(it.tenant, it.memberId, it.key); });
+    return out;
+  });
+
+  /**
+   * Claims an identifier for a member id this call just minted, creating the member's PII key in
+   * the same statement when the claim wins. Answers the identifier's owner: the minted id when
+   * the claim won, another member when it is taken, null when it lost to a concurrent claim.
+   */
+  private claimForNew(tenant: string, kind: 'email' | 'phone' | 'ref', value: string, memberId: string): Promise<string | null> {
+    return this.claims.submit({ tenant, kind, value, memberId, key: randomBytes(32) });
+  }
+
   constructor(private readonly ctx: LedgerContext) {}
 
   // ---------- reads ----------
@@ -75,8 +112,8 @@ export class MembersService {
     return row.tenant;
   }
 
-  async view(tenant: string, memberId: string): Promise<MemberView> {
-    const s = await this.load(tenant, memberId);
+  async view(tenant: string, memberId: string, current?: MemberAggregate): Promise<MemberView> {
+    const s = current ?? await this.load(tenant, memberId);
     if (!s.exists) throw notFound('member');
     const pii = await this.ctx.vault.open(tenant, memberId, s.pii);
     const program = await this.ctx.programs.forTenant(tenant);
@@ -155,11 +192,7 @@ export class MembersService {
   }
 
   private async claim(tenant: string, kind: 'email' | 'phone' | 'ref', value: string, memberId: string): Promise<boolean> {
-    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
-      `insert into ledger.identities (tenant, kind, value, member_id) values ($1,$2,$3,$4)
-       on conflict (tenant, kind, value) do update set member_id = ledger.identities.member_id returning member_id`,
-      [tenant, kind, value, memberId]);
-    return rows[0].member_id === memberId;
+    return (await this.claims.submit({ tenant, kind, value, memberId, key: null })) === memberId;
   }
 
   private async unclaim(tenant: string, memberId: string, kind: 'email' | 'phone' | 'ref', value?: string | null): Promise<void> {
@@ -184,7 +217,18 @@ export class MembersService {
   private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, signupBonus: boolean): Promise<{ created: boolean; member: MemberView }> {
     const email = ids.email;
     for (let attempt = 0; attempt < 50; attempt++) {
-      let memberId = await this.owner(tenant, 'email', email);
+      /** a member id minted by this call: its stream cannot exist yet, so nothing needs reading */
+      let minted = false;
+      let memberId: string | null;
+      if (!ids.phone && !ids.external_ref) {
+        // nothing to adopt: claim the email for a new id at once; a taken email answers its owner
+        const candidate = newId('M');
+        memberId = await this.claimForNew(tenant, 'email', email, candidate);
+        if (!memberId) continue; // lost to a concurrent enrolment: look again
+        minted = memberId === candidate;
+      } else {
+        memberId = await this.owner(tenant, 'email', email);
+      }
       if (!memberId) {
         // No member has this email; a prospect known only by phone or ref is adopted.
         const byPhone = await this.owner(tenant, 'phone', ids.phone);
@@ -203,18 +247,21 @@ export class MembersService {
         const candidate = adopt ?? newId('M');
         if (!(await this.claim(tenant, 'email', email, candidate))) continue; // a concurrent enrolment won; go again
         memberId = candidate;
+        minted = !adopt;
       }
-      const s = await this.load(tenant, memberId);
+      if (minted) this.ctx.handler.primeNew(memberStream(tenant, memberId), memberEvolver);
+      const s = minted ? memberEvolver.initialState() : await this.load(tenant, memberId);
       if (!s.exists) {
         let created: 'created' | 'exists' | 'retry';
+        let state: MemberAggregate | undefined;
         try {
-          created = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt, signupBonus);
+          ({ created, state } = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt, signupBonus));
         } catch (e) {
           await this.releaseClaimsOfUncreated(tenant, memberId);
           throw e;
         }
         if (created === 'retry') continue;
-        if (created === 'created') return { created: true, member: await this.view(tenant, memberId) };
+        if (created === 'created') return { created: true, member: await this.view(tenant, memberId, state) };
         // someone else created it: fall through to enrich as "already enrolled"
       }
       const result = await this.enrichAndEnrol(tenant, memberId, { email, phone: ids.phone, external_ref: ids.external_ref }, input, at, true, signupBonus);
@@ -230,11 +277,11 @@ export class MembersService {
   }
 
   /** Creates the member stream. The identity claim happened first; a claim whose creator vanished is completed by whoever finds it. */
-  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number, signupBonus = true): Promise<'created' | 'exists' | 'retry'> {
+  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number, signupBonus = true): Promise<{ created: 'created' | 'exists' | 'retry'; state?: MemberAggregate }> {
     // give the claimant a moment to append before completing its work
     if (attempt > 0) {
       for (let i = 0; i < 20; i++) {
-        if ((await this.exists(tenant, memberId))) return 'exists';
+        if ((await this.exists(tenant, memberId))) return { created: 'exists' };
         await sleep(25);
       }
     }
@@ -259,9 +306,9 @@ export class MembersService {
           result: true,
         };
       });
-      return out.result ? 'created' : 'exists';
+      return out.result ? { created: 'created', state: out.state } : { created: 'exists' };
     } catch (e) {
-      if (e instanceof WrongExpectedRevisionError) return 'retry';
+      if (e instanceof WrongExpectedRevisionError) return { created: 'retry' };
       throw e;
     }
   }
@@ -359,7 +406,7 @@ export class MembersService {
       }
       const candidate = newId('M');
       const [kind, value] = ids.email ? ['email', ids.email] as const : ids.external_ref ? ['ref', ids.external_ref] as const : ['phone', ids.phone!] as const;
-      if (!(await this.claim(tenant, kind, value, candidate))) {
+      if ((await this.claimForNew(tenant, kind, value, candidate)) !== candidate) {
         const winner = (await this.owner(tenant, kind, value))!;
         await this.createIfAbsent(tenant, winner, 'prospect', { email: ids.email ?? null, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, {}, at, 1).catch(() => undefined);
         continue;
@@ -369,8 +416,9 @@ export class MembersService {
       if (ids.phone && kind !== 'phone' && (await this.claim(tenant, 'phone', ids.phone, candidate))) pii.phone = ids.phone;
       if (ids.external_ref && kind !== 'ref' && (await this.claim(tenant, 'ref', ids.external_ref, candidate))) pii.external_ref = ids.external_ref;
       let r: 'created' | 'exists' | 'retry';
+      this.ctx.handler.primeNew(memberStream(tenant, candidate), memberEvolver);
       try {
-        r = await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0);
+        r = (await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0)).created;
       } catch (e) {
         await this.releaseClaimsOfUncreated(tenant, candidate);
         throw e;
