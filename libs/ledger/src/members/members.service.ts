@@ -91,10 +91,7 @@ export class MembersService {
     if (!ref) throw notFound('member');
     const id = await this.lookup(tenant, ref);
     if (!id) throw notFound('member');
-    if (ref.kind === 'id') {
-      const s = await this.load(tenant, id);
-      if (!s.exists) throw notFound('member');
-    }
+    if (ref.kind === 'id' && !(await this.exists(tenant, id))) throw notFound('member');
     return id;
   }
 
