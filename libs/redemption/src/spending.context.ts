@@ -4,7 +4,7 @@ import { PATTERNS, memberStreamId } from '@loyalty/contracts';
 import { CommandHandler, Decision, EventStore, GroupCommitter, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, MemberRuleError, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, inTransaction, problem } from '@loyalty/platform';
+import { AppConfig, problem } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { RedemptionsProjection } from './projections/redemptions.projection';
 
@@ -125,7 +125,7 @@ export class SpendingContext {
 
   /**
    * Commands' own events that arrive together are applied together (many redemptions at once):
-   * new rows in one statement per table, without a transaction when that is all there is.
+   * new rows in one statement per table, then each status change.
    */
   private readonly projecting = new GroupCommitter<{ streamId: string; events: MemberEvent[] }, void>(async (items) => {
     // a projection instance of its own: the runner's stages rows of its batch in the shared one
@@ -137,15 +137,13 @@ export class SpendingContext {
       }
       await projection.afterBatch(tx);
     };
-    if (!RedemptionsProjection.insertsOnly(items.flatMap((i) => i.events))) {
-      await inTransaction(this.pool, apply);
-    } else {
-      const client = await this.pool.connect();
-      try {
-        await apply(client);
-      } finally {
-        client.release();
-      }
+    // no transaction: every write is idempotent and conditional on the status it moves from, a
+    // member's rows are written in the order of its events, and the runner applies them all again
+    const client = await this.pool.connect();
+    try {
+      await apply(client);
+    } finally {
+      client.release();
     }
     return items.map(() => undefined);
   });

@@ -34,11 +34,6 @@ export class RedemptionsProjection implements Projection {
     await this.flush(tx);
   }
 
-  /** Whether applying these events writes only new rows (one statement, no transaction needed). */
-  static insertsOnly(events: readonly { type: string }[]): boolean {
-    return events.every((e) => e.type === 'VoucherIssued' || e.type === 'ReservationOpened');
-  }
-
   private async flush(tx: PoolClient): Promise<void> {
     const issued = this.issued;
     const opened = this.opened;
