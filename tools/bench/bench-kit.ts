@@ -104,7 +104,7 @@ export const printTable = (title: string, rows: Figures[]): void => {
 };
 
 /** CPU seconds (user + system) of a process, from /proc (Linux); null elsewhere. */
-const procCpu = (pid: number): number | null => {
+export const procCpu = (pid: number): number | null => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -463,7 +463,7 @@ const main = async (): Promise<void> => {
       const where = (process.env.BENCH_BARE_PROCESS as 'same' | 'child' | undefined) ?? (process.env.BENCH_URL || process.env.BENCH_IN_PROCESS !== '1' ? 'child' : 'same');
       log(`bare route: GET /members/:id, ${SETTINGS.seedMembers} rows, 32 connections, ${SETTINGS.seconds} s (${where} process)`);
       bare = await benchBareRoute(scratch.url, { rows: SETTINGS.seedMembers, poolSize: SETTINGS.barePool, connections: 32, seconds: SETTINGS.seconds, where });
-      log(`bare route: ${Math.round(bare.rps)} req/s, p99 ${bare.p99} ms`);
+      log(`bare route: ${Math.round(bare.rps)} req/s, p99 ${bare.p99} ms${bare.cpuMsPerRequest !== null ? `, CPU per request ${bare.cpuMsPerRequest.toFixed(3)} ms` : ''}`);
     } catch (e) {
       problems.push(`bare route: ${(e as Error).message}`);
       log(`bare route failed: ${(e as Error).message}`);
@@ -501,7 +501,7 @@ const main = async (): Promise<void> => {
   const title = `Throughput suite (${MODE}${QUICK ? ', QUICK: scaled down' : ''}; ${startedAt.toISOString()}; 2-core load average ${load0[0].toFixed(1)} → ${load1[0].toFixed(1)})`;
   process.stdout.write(`\n${title}\n\nRaw baselines in this run (tools/bench/baselines/run.sh ${SETTINGS.baselineSeconds}):\n`);
   for (const f of pg) process.stdout.write(`  ${f.name.padEnd(22)} tps=${f.tps.toFixed(1).padStart(9)} units/s=${f.units.toFixed(1).padStart(10)}\n`);
-  if (bare) process.stdout.write(`  bare-route (http+pg)   req/s=${bare.rps.toFixed(1).padStart(9)} p50=${bare.p50} ms p99=${bare.p99} ms (${bare.process} process, pool ${bare.pool}, ${bare.rows} rows, non-2xx ${bare.non2xx})\n`);
+  if (bare) process.stdout.write(`  bare-route (http+pg)   req/s=${bare.rps.toFixed(1).padStart(9)} p50=${bare.p50} ms p99=${bare.p99} ms (${bare.process} process, pool ${bare.pool}, ${bare.rows} rows, non-2xx ${bare.non2xx}${bare.cpuMsPerRequest !== null ? `, CPU per request ${bare.cpuMsPerRequest.toFixed(3)} ms` : ''})\n`);
   for (const p of problems) process.stdout.write(`  ! ${p}\n`);
   process.stdout.write('\n| path | service | raw baseline (same run) | ratio | floor | goal | status |\n|---|---|---|---|---|---|---|\n');
   for (const r of rows) {
