@@ -19,6 +19,12 @@ export const toProblem = (e: unknown): unknown => {
   return problem(e.code, e.message);
 };
 
+/** Events a caller adds to a member's creation, in the same append (e.g. a migration import's balance), given the state after the creation. */
+export type AlsoOnCreation = (memberId: string, created: MemberAggregate) => MemberEvent[];
+
+/** `alsoApplied`: this call created the member and appended the caller's `also` events with it. */
+export interface EnrolOutcome { created: boolean; member: MemberView; alsoApplied: boolean }
+
 export interface ProfileInput { email?: string; phone?: string; external_ref?: string; accepted_terms_version?: string; marketing_consent?: boolean }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -204,14 +210,14 @@ export class MembersService {
    * POST /v1/members: email anchors identity. 201 when this call enrolled the member (new or a
    * prospect), 200 when already enrolled (possibly enriched with a phone or external_ref).
    */
-  async enrol(tenant: string, input: ProfileInput & { email: string }, at: string, opts: { signupBonus?: boolean } = {}): Promise<{ created: boolean; member: MemberView }> {
+  async enrol(tenant: string, input: ProfileInput & { email: string }, at: string, opts: { signupBonus?: boolean; also?: AlsoOnCreation } = {}): Promise<EnrolOutcome> {
     // a migration import enrols members who joined the old programme: no signup bonus for them
     const signupBonus = opts.signupBonus ?? true;
     const ids = await this.validatedIdentity(input);
-    return LOCKS.run(identityKeys(tenant, ids), () => this.enrolLocked(tenant, ids as typeof ids & { email: string }, input, at, signupBonus));
+    return LOCKS.run(identityKeys(tenant, ids), () => this.enrolLocked(tenant, ids as typeof ids & { email: string }, input, at, signupBonus, opts.also));
   }
 
-  private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, signupBonus: boolean): Promise<{ created: boolean; member: MemberView }> {
+  private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, signupBonus: boolean, also?: AlsoOnCreation): Promise<EnrolOutcome> {
     const email = ids.email;
     for (let attempt = 0; attempt < 50; attempt++) {
       /** a member id minted by this call: its stream cannot exist yet, so nothing needs reading */
@@ -252,17 +258,17 @@ export class MembersService {
         let created: 'created' | 'exists' | 'retry';
         let state: MemberAggregate | undefined;
         try {
-          ({ created, state } = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt, signupBonus));
+          ({ created, state } = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt, signupBonus, also));
         } catch (e) {
           await this.releaseClaimsOfUncreated(tenant, memberId);
           throw e;
         }
         if (created === 'retry') continue;
-        if (created === 'created') return { created: true, member: await this.view(tenant, memberId, state) };
+        if (created === 'created') return { created: true, member: await this.view(tenant, memberId, state), alsoApplied: !!also };
         // someone else created it: fall through to enrich as "already enrolled"
       }
       const result = await this.enrichAndEnrol(tenant, memberId, { email, phone: ids.phone, external_ref: ids.external_ref }, input, at, true, signupBonus);
-      return { created: result.enrolled, member: await this.view(tenant, memberId) };
+      return { created: result.enrolled, member: await this.view(tenant, memberId), alsoApplied: false };
     }
     throw problem('unavailable', 'Could not enrol the member; retry with the same idempotency key');
   }
@@ -274,7 +280,7 @@ export class MembersService {
   }
 
   /** Creates the member stream. The identity claim happened first; a claim whose creator vanished is completed by whoever finds it. */
-  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number, signupBonus = true): Promise<{ created: 'created' | 'exists' | 'retry'; state?: MemberAggregate }> {
+  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number, signupBonus = true, also?: AlsoOnCreation): Promise<{ created: 'created' | 'exists' | 'retry'; state?: MemberAggregate }> {
     // give the claimant a moment to append before completing its work
     if (attempt > 0) {
       for (let i = 0; i < 20; i++) {
@@ -293,15 +299,16 @@ export class MembersService {
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
         if (s.exists) return { events: [], result: false };
-        return {
-          events: [{
-            type: 'MemberCreated' as const, data: {
-              member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
-              marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
-            },
-          }, ...(bonus ? bonus(s) : [])],
-          result: true,
+        const creation: MemberEvent = {
+          type: 'MemberCreated', data: {
+            member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
+            marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
+          },
         };
+        const events: MemberEvent[] = [creation, ...(bonus ? bonus(s) : [])];
+        // a stream without its creation is empty: the state after it is folded from a fresh start (never the cached state)
+        if (also) events.push(...also(memberId, events.reduce((t, e) => memberEvolver.evolve(t, e), memberEvolver.initialState())));
+        return { events, result: true };
       });
       return out.result ? { created: 'created', state: out.state } : { created: 'exists' };
     } catch (e) {

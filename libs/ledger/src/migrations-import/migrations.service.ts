@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decideAdjust, expiresAtFor, MemberEvent } from '@loyalty/domain-member';
+import { decideAdjust, expiresAtFor, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
 import { CROCKFORD, FieldError, newId, notFound, validation } from '@loyalty/platform';
 import { LedgerContext } from '../ledger.context';
 import { normaliseEmail, normalisePhone } from '../members/identity';
@@ -145,24 +145,29 @@ export class MigrationsService {
       const existed = emailOwners.get(p.email) ?? null;
       let memberId = existed;
       const current = existed ? await this.members.load(tenant, existed) : null;
-      if (!current?.exists || current.state === 'prospect') {
-        // unknown customers (and prospects) are enrolled: they had joined the old programme, whose
-        // signup bonus they already had; an enrolled member's profile is left as it is
-        const { created, member } = await this.members.enrol(tenant, { email: p.email, phone: p.phone, external_ref: p.external_ref }, now, { signupBonus: false });
-        memberId = member.id;
-        if (!current?.exists && created) members_created++;
-      }
-      const id = memberId!;
-      const cause = `migration:${batch_id}:${id}`;
       const expires_at = p.expires_at ?? expiresAtFor(program.settings.expiry, null, now);
-      await this.members.decide(tenant, id, (s) => {
-        if (s.causes.has(cause)) return { events: [], result: null };
-        const events: MemberEvent[] = decideAdjust(s, {
+      const entry = (id: string, s: MemberAggregate): MemberEvent[] => {
+        const cause = `migration:${batch_id}:${id}`;
+        if (s.causes.has(cause)) return [];
+        return decideAdjust(s, {
           entryId: newId('LE'), amount_cents: p.amount_cents, reason_code: MIGRATION_REASON, note: null, cause, actor: 'admin',
           at: now, expires_at, batch_id,
         });
-        return { events, result: null };
-      });
+      };
+      if (!current?.exists || current.state === 'prospect') {
+        // unknown customers (and prospects) are enrolled: they had joined the old programme, whose
+        // signup bonus they already had; an enrolled member's profile is left as it is. A member
+        // this call creates gets its entry in the same append as its creation.
+        const r = await this.members.enrol(tenant, { email: p.email, phone: p.phone, external_ref: p.external_ref }, now, { signupBonus: false, also: entry });
+        memberId = r.member.id;
+        if (!current?.exists && r.created) members_created++;
+        if (r.alsoApplied) {
+          imported++;
+          return;
+        }
+      }
+      const id = memberId!;
+      await this.members.decide(tenant, id, (s) => ({ events: entry(id, s), result: null }));
       imported++;
     });
     return { batch_id, imported, members_created };
