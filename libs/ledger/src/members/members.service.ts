@@ -109,8 +109,9 @@ export class MembersService {
   /** The programme partition of a member id (admin plane calls name only the id). */
   async tenantOf(memberId: string): Promise<string> {
     const find = async () => (await this.ctx.pool.query<{ tenant: string }>('select tenant from ledger.members where member_id = $1', [memberId])).rows[0];
-    // the read model may not have caught up with a member enrolled a moment ago: catch up and look again
-    const row = (await find()) ?? (await this.ctx.catchUp(), await find());
+    // the read model may not have caught up with a member enrolled a moment ago: catch up (as long
+    // as a busy machine needs: the admin plane is not latency-bound) and look again
+    const row = (await find()) ?? (await this.ctx.catchUp(10_000), await find());
     if (!row) throw notFound('member');
     return row.tenant;
   }
