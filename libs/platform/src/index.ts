@@ -2,6 +2,7 @@ export * from './ids';
 export * from './problem';
 export * from './config';
 export * from './db';
+export * from './migrations';
 export * from './tenant';
 export * from './cursor';
 export * from './tokens';

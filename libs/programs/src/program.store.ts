@@ -1,14 +1,14 @@
 import { Pool } from 'pg';
 import { DEFAULT_SETTINGS, Program, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
-import { Migration, NotifiedCache, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
+import { MigrationClass, SqlMigration, NotifiedCache, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
 
 /** How far ahead a sandbox clock may run in total: a century. */
 export const MAX_TEST_CLOCK_OFFSET_MS = 100 * 366 * 86_400_000;
 
-export const PROGRAM_MIGRATIONS: Migration[] = [
-  {
-    id: 'program-001',
-    sql: `
+export class Program001_1764000006000 extends SqlMigration {
+  readonly name = 'Program001_1764000006000';
+  override readonly legacyId = 'program-001';
+  protected readonly upSql = `
       create schema if not exists program;
       create table program.programs (
         id text primary key,
@@ -23,13 +23,18 @@ export const PROGRAM_MIGRATIONS: Migration[] = [
       -- every version of the rules, so an event can be explained by the rules in force when it ran
       create table program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
       create table program.test_clocks (program_id text primary key, offset_ms bigint not null default 0);
-    `,
-  },
-  {
-    // Every process caches programmes and test clocks; any change, by whoever makes it, is announced
-    // so that each cache drops the programme (ProgramStore LISTENs on program_changed).
-    id: 'program-002',
-    sql: `
+    `;
+  protected readonly downSql = `
+      drop schema if exists program cascade;
+    `;
+}
+
+// Every process caches programmes and test clocks; any change, by whoever makes it, is announced
+// so that each cache drops the programme (ProgramStore LISTENs on program_changed).
+export class Program002_1764000007000 extends SqlMigration {
+  readonly name = 'Program002_1764000007000';
+  override readonly legacyId = 'program-002';
+  protected readonly upSql = `
       create or replace function program.notify_changed() returns trigger language plpgsql as $fn$
       begin
         perform pg_notify('program_changed', coalesce(new.id, old.id));
@@ -44,8 +49,18 @@ export const PROGRAM_MIGRATIONS: Migration[] = [
         for each row execute function program.notify_changed();
       create trigger test_clocks_changed after insert or update or delete on program.test_clocks
         for each row execute function program.notify_clock_changed();
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop trigger if exists programs_changed on program.programs;
+      drop trigger if exists test_clocks_changed on program.test_clocks;
+      drop function if exists program.notify_changed();
+      drop function if exists program.notify_clock_changed();
+    `;
+}
+
+export const PROGRAM_MIGRATIONS: MigrationClass[] = [
+  Program001_1764000006000,
+  Program002_1764000007000,
 ];
 
 type Row = { id: string; program_name: string; currency_name: string; settings: ProgramSettings; rules: Rule[]; tiers: Tier[]; created_at: Date; updated_at: Date };
