@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-require-imports */
 // The container definitions of the int/e2e tiers (./containers.js): built here without a Docker
 // engine (nothing is started), so a wrong image, port or variable shows up on every machine.
 const { DEFINITIONS, IMAGES, dockerAvailable } = require('./containers') as {
