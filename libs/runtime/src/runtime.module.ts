@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, EventStoreDBEventStore, PROJECTION_MIGRATIONS, PostgresEventStore, SNAPSHOT_MIGRATIONS, SnapshotStore } from '@loyalty/event-store';
-import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, MigrationClass, PG_POOL, createPool, ensureDatabase, migrate, migrationStatus } from '@loyalty/platform';
+import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, MigrationClass, PG_POOL, closeConfigOrm, createPool, ensureDatabase, migrate, migrationStatus } from '@loyalty/platform';
 import type { CommandBus } from '@loyalty/messaging';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 
@@ -43,6 +43,7 @@ class RuntimeLifecycle implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.programs.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
+    await closeConfigOrm(this.pool);
     await this.pool.end().catch(() => undefined);
   }
 }

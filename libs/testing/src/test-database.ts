@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
-import { MigrationClass, createPool, migrate } from '@loyalty/platform';
+import { MigrationClass, closeConfigOrm, createPool, migrate } from '@loyalty/platform';
 
 /** Where integration tests create their databases: TEST_DATABASE_URL, else the local server. */
 export const testDatabaseBaseUrl = (): string =>
@@ -53,6 +53,7 @@ export const createTestDatabase = async (prefix: string, options: TestDatabaseOp
   const drop = async (): Promise<void> => {
     if (dropped) return;
     dropped = true;
+    await closeConfigOrm(pool);
     // A client a test never released would make pool.end() wait forever; the forced drop below ends it anyway.
     await Promise.race([pool.end().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
     // WITH (FORCE) (PostgreSQL 13+) ends connections a test forgot to close, e.g. a LISTEN client.
