@@ -108,6 +108,8 @@ const checkRendered = (name, text, { externalSecret }) => {
   }
   checkNetworkPolicies(name, of('NetworkPolicy'), deployments);
   checkJobs(name, of);
+  const config = of('ConfigMap').find((c) => c.metadata.name.startsWith('loyalty-config'));
+  if (config?.data?.LOYALTY_MIGRATIONS !== 'check') fail(name, 'loyalty-config must set LOYALTY_MIGRATIONS=check (the migration Job migrates; pods wait for it)');
   console.log(`${name}: ${docs.length} objects (${deployments.length} app Deployments)`);
 };
 
