@@ -1,9 +1,9 @@
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 
-export const INGEST_MIGRATIONS: Migration[] = [
-  {
-    id: 'ingest-001',
-    sql: `
+export class Ingest001_1764000015000 extends SqlMigration {
+  readonly name = 'Ingest001_1764000015000';
+  override readonly legacyId = 'ingest-001';
+  protected readonly upSql = `
       create schema if not exists ingest;
       -- The durable event queue and the EventStatus read model in one table: a row is an accepted
       -- event; the worker moves it queued → running → completed | failed.
@@ -35,6 +35,12 @@ export const INGEST_MIGRATIONS: Migration[] = [
       create index events_queued on ingest.events (seq) where status = 'queued';
       create index events_open_partition on ingest.events (tenant, partition_key, seq) where status in ('queued', 'running');
       create index events_leases on ingest.events (locked_until) where status = 'running';
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop schema if exists ingest cascade;
+    `;
+}
+
+export const INGEST_MIGRATIONS: MigrationClass[] = [
+  Ingest001_1764000015000,
 ];

@@ -20,6 +20,11 @@ export interface AppConfig {
   logLevel: string;
   /** rows per internal page while streaming a CSV export (1–1000; decisions §9a) */
   exportPageRows: number;
+  /**
+   * `run` (default): a process applies pending schema migrations when it starts. `check`: it only
+   * checks that none is pending and fails (and retries) until the migration Job has run them.
+   */
+  migrations?: 'run' | 'check';
 }
 
 const int = (v: string | undefined, d: number): number => {
@@ -27,6 +32,12 @@ const int = (v: string | undefined, d: number): number => {
   const n = Number(v);
   if (!Number.isSafeInteger(n)) throw new Error(`expected an integer, got ${v}`);
   return n;
+};
+
+const migrationsMode = (v: string | undefined): 'run' | 'check' => {
+  if (v === undefined || v === '' || v === 'run') return 'run';
+  if (v === 'check') return 'check';
+  throw new Error(`LOYALTY_MIGRATIONS must be run or check, got ${v}`);
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
@@ -50,5 +61,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     sweepIntervalMs: int(env.LOYALTY_SWEEP_INTERVAL_MS, 5000),
     logLevel: env.LOG_LEVEL ?? 'info',
     exportPageRows: Math.min(1000, Math.max(1, int(env.LOYALTY_EXPORT_PAGE_ROWS, 1000))),
+    migrations: migrationsMode(env.LOYALTY_MIGRATIONS),
   };
 };
