@@ -9,4 +9,5 @@ module.exports = {
   testTimeout: 120000,
   maxWorkers: 1,
   globalSetup: '<rootDir>/libs/testing/src/global-setup.js',
+  globalTeardown: '<rootDir>/libs/testing/src/global-teardown.js',
 };

@@ -3,7 +3,6 @@
 # tests, in that order. Starts a local Kafka broker when none is running (and stops it after).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:9092}"
 out=$(mktemp -d)
 started_kafka=0
 cleanup() {
@@ -12,10 +11,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! (exec 3<>/dev/tcp/127.0.0.1/9092) 2>/dev/null; then
-  echo "== starting Kafka (tools/kafka/start.sh)"
-  bash tools/kafka/start.sh || { echo "Kafka did not start"; exit 1; }
-  started_kafka=1
+# With a Docker engine (and no KAFKA_BROKERS given) the int and e2e tiers start PostgreSQL, Kafka,
+# EventStoreDB and Redis as containers (libs/testing/src/containers.js); otherwise the local servers.
+if [ -z "${KAFKA_BROKERS:-}" ] && node -e 'require("./libs/testing/src/containers").dockerAvailable().then((d) => process.exit(d.ok ? 0 : 1))'; then
+  echo "== Docker engine found: the int and e2e tiers start their servers as containers (testcontainers)"
+else
+  export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:9092}"
+  if ! (exec 3<>/dev/tcp/127.0.0.1/9092) 2>/dev/null; then
+    echo "== starting Kafka (tools/kafka/start.sh)"
+    bash tools/kafka/start.sh || { echo "Kafka did not start"; exit 1; }
+    started_kafka=1
+  fi
 fi
 
 echo "== lint (module boundaries)"

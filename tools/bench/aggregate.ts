@@ -41,7 +41,7 @@ const main = async (): Promise<void> => {
   const pool = createPool(url.toString(), 10);
   const store = new PostgresEventStore(pool);
   try {
-    await migrate(pool, EVENT_STORE_MIGRATIONS);
+    await migrate(url.toString(), EVENT_STORE_MIGRATIONS);
     const streams: [string, number][] = [['member-bench-short', 10], ['member-bench-long', 10_000]];
     for (const [stream, n] of streams) {
       for (let at = 0; at < n; at += 1000) {

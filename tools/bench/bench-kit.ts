@@ -1,4 +1,8 @@
+import { ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
 import autocannon from 'autocannon';
 import type { AppConfig } from '@loyalty/platform';
 
@@ -9,11 +13,16 @@ export interface Target {
   databaseUrl?: string;
   /** Standalone only: stops the app and starts it again on the same database and port (a cold process). */
   restart?: () => Promise<void>;
+  /** Standalone in a child process: the service's process id (for its CPU time). */
+  pid?: () => number | undefined;
 }
 
 /**
- * BENCH_URL set: that running deployment. Otherwise a standalone app in this process on a fresh
- * database (dropped by close()), with `overrides` applied to its configuration (e.g. backlogLimit).
+ * BENCH_URL set: that running deployment. Otherwise a standalone app on a fresh database (dropped
+ * by close()), with `overrides` applied to its configuration (e.g. backlogLimit). The app runs in
+ * a child process (tools/bench/standalone-child.ts), as `npm start` would, so that the load
+ * generator does not share its event loop; BENCH_IN_PROCESS=1 runs it in this process instead.
+ * BENCH_CHILD_EXEC_ARGV adds Node flags to the child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 export const target = async (overrides: Partial<AppConfig> = {}): Promise<Target> => {
   if (process.env.BENCH_URL) {
@@ -23,21 +32,46 @@ export const target = async (overrides: Partial<AppConfig> = {}): Promise<Target
     };
   }
   const { freshDatabaseUrl } = await import('../../apps/standalone/src/testing/harness');
-  const { startStandalone } = await import('../../apps/standalone/src/start');
   const db = await freshDatabaseUrl('bench');
   const adminToken = `adm_${randomBytes(12).toString('hex')}`;
   const config = { databaseUrl: db.url, adminToken, adminTokenGenerated: false, baseUrl: 'https://loyalty.test', ...overrides };
-  let started = await startStandalone({ ...config, port: 0 }, false);
-  const port = (started.app.getHttpServer().address() as { port: number }).port;
+  if (process.env.BENCH_IN_PROCESS === '1') {
+    const { startStandalone } = await import('../../apps/standalone/src/start');
+    let started = await startStandalone({ ...config, port: 0 }, false);
+    const port = (started.app.getHttpServer().address() as { port: number }).port;
+    return {
+      url: started.url, adminToken, mode: 'standalone', databaseUrl: db.url,
+      close: async () => { await started.app.close(); await db.drop(); },
+      restart: async () => {
+        await started.app.close();
+        started = await startStandalone({ ...config, port }, false);
+      },
+    };
+  }
+  let child = await startChild({ ...config, port: 0 });
   return {
-    url: started.url, adminToken, mode: 'standalone', databaseUrl: db.url,
-    close: async () => { await started.app.close(); await db.drop(); },
+    url: child.url, adminToken, mode: 'standalone', databaseUrl: db.url, pid: () => child.pid,
+    close: async () => { await child.stop(); await db.drop(); },
     restart: async () => {
-      await started.app.close();
-      started = await startStandalone({ ...config, port }, false);
+      await child.stop();
+      child = await startChild({ ...config, port: child.port });
     },
   };
 };
+
+const startChild = (config: Partial<AppConfig>): Promise<{ url: string; port: number; pid: number | undefined; stop: () => Promise<void> }> =>
+  new Promise((res, rej) => {
+    const extra = (process.env.BENCH_CHILD_EXEC_ARGV ?? '').split(/\s+/).filter(Boolean);
+    const child: ChildProcess = fork(join(__dirname, 'standalone-child.js'), [], {
+      env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(config) }, stdio: 'inherit', execArgv: [...process.execArgv, ...extra],
+    });
+    child.once('error', rej);
+    child.once('exit', (code) => rej(new Error(`standalone child exited ${code}`)));
+    child.once('message', (m: { url: string; port: number }) => res({
+      url: m.url, port: m.port, pid: child.pid,
+      stop: () => new Promise<void>((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }),
+    }));
+  });
 
 export const json = async (url: string, method: string, path: string, token: string, body?: unknown): Promise<any> => {
   const res = await fetch(url + path, {
@@ -67,4 +101,57 @@ export const printTable = (title: string, rows: Figures[]): void => {
   process.stdout.write(`\n${title}\n`);
   process.stdout.write('| scenario | requests | req/s | p50 ms | p99 ms | errors | non-2xx |\n|---|---|---|---|---|---|---|\n');
   for (const r of rows) process.stdout.write(`| ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |\n`);
+};
+
+/** CPU seconds (user + system) of a process, from /proc (Linux); null elsewhere. */
+export const procCpu = (pid: number): number | null => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+};
+const CLOCK_TICKS = 100;
+
+export interface CpuSpent { nodeMs: number | null; pgMs: number | null }
+
+/**
+ * Measures the CPU the service spends on a piece of work, robust to a busy machine where
+ * throughput is not: the service process's CPU time (standalone child only) and the CPU time of
+ * the PostgreSQL backends connected to its database (backends that exit meanwhile are missed).
+ */
+export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpent> }> => {
+  const pid = t.pid?.();
+  const db = t.databaseUrl ? new Client({ connectionString: t.databaseUrl }) : null;
+  try { await db?.connect(); } catch { /* no database: node time only */ }
+  const backends = async (): Promise<Map<number, number>> => {
+    const m = new Map<number, number>();
+    if (!db) return m;
+    try {
+      const { rows } = await db.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+      for (const r of rows) { const c = procCpu(r.pid); if (c !== null) m.set(r.pid, c); }
+    } catch { /* ignore */ }
+    return m;
+  };
+  const node0 = pid ? procCpu(pid) : null;
+  const pg0 = await backends();
+  return {
+    stop: async () => {
+      const node1 = pid ? procCpu(pid) : null;
+      const pg1 = await backends();
+      await db?.end().catch(() => undefined);
+      let pg = 0;
+      for (const [p, c] of pg1) pg += c - (pg0.get(p) ?? 0);
+      return { nodeMs: node0 !== null && node1 !== null ? (node1 - node0) * 1000 : null, pgMs: db && pg1.size ? pg * 1000 : null };
+    },
+  };
+};
+
+/** "CPU per op: service 0.42 ms + PostgreSQL 0.31 ms" (what is unknown is left out). */
+export const cpuPerOp = (c: CpuSpent, ops: number): string => {
+  if (!ops) return '';
+  const parts = [c.nodeMs !== null ? `service ${(c.nodeMs / ops).toFixed(3)} ms` : null, c.pgMs !== null ? `PostgreSQL ${(c.pgMs / ops).toFixed(3)} ms` : null].filter(Boolean);
+  return parts.length ? `CPU per op: ${parts.join(' + ')}` : '';
 };

@@ -1,4 +1,5 @@
 import { ChildProcess, fork, spawn } from 'node:child_process';
+import { procCpu } from './bench-kit';
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -17,7 +18,7 @@ import { Client, Pool } from 'pg';
  */
 
 export interface PgbenchFigure { name: string; tps: number; units: number }
-export interface BareRouteFigure { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; rows: number; pool: number; process: 'same' | 'child' }
+export interface BareRouteFigure { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; rows: number; pool: number; process: 'same' | 'child'; cpuMsPerRequest: number | null }
 
 /** Repository root (this file runs from dist/tools/bench). */
 const root = (): string => {
@@ -172,13 +173,13 @@ export const startBareRoute = async (url: string, poolSize: number): Promise<{ p
 };
 
 /** Starts the bare route in a child process (this file with --bare-route-child); resolves with its port. */
-const startBareRouteChild = (url: string, poolSize: number): Promise<{ port: number; close: () => Promise<void> }> =>
+const startBareRouteChild = (url: string, poolSize: number): Promise<{ port: number; pid?: number; close: () => Promise<void> }> =>
   new Promise((res, rej) => {
     const child: ChildProcess = fork(__filename, ['--bare-route-child'], { env: { ...process.env, BARE_ROUTE_DB: url, BARE_ROUTE_POOL: String(poolSize) }, stdio: 'inherit' });
     child.once('error', rej);
     child.once('exit', (code) => rej(new Error(`bare route child exited ${code}`)));
     child.once('message', (m: { port: number }) => res({
-      port: m.port,
+      port: m.port, pid: child.pid,
       close: () => new Promise<void>((r) => { child.removeAllListeners('exit'); child.once('exit', () => r()); child.kill('SIGTERM'); }),
     }));
   });
@@ -194,13 +195,17 @@ export const benchBareRoute = async (url: string, opts: { rows: number; poolSize
     let g = 0;
     // warm the pool and the plan cache briefly, then measure
     await autocannon({ url: `http://127.0.0.1:${server.port}`, connections: opts.connections, amount: Math.min(2000, opts.rows * 2), requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/members/${ids[g++ % ids.length]}` }) }] });
+    const pid = (server as { pid?: number }).pid;
+    const cpu0 = pid ? procCpu(pid) : null;
     const r = await autocannon({
       url: `http://127.0.0.1:${server.port}`, connections: opts.connections, duration: opts.seconds,
       requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/members/${ids[g++ % ids.length]}` }) }],
     });
+    const cpu1 = pid ? procCpu(pid) : null;
     return {
       rps: r['2xx'] / Math.max(0.001, r.duration), p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total,
       non2xx: r.non2xx, errors: r.errors, rows: opts.rows, pool: opts.poolSize, process: opts.where,
+      cpuMsPerRequest: cpu0 !== null && cpu1 !== null && r['2xx'] ? ((cpu1 - cpu0) * 1000) / r['2xx'] : null,
     };
   } finally {
     await server.close();

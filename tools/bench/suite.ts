@@ -6,7 +6,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
-import { Target, benchProgram, json, target } from './bench-kit';
+import { Target, benchProgram, cpuMeter, cpuPerOp, json, target } from './bench-kit';
 import {
   benchProgramBody, connect, enrolMembers, env, fmt, liveTenant, log, now, orderPaid, postEvents, quantile, sleep, waitDrained,
 } from './ingest';
@@ -22,7 +22,7 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runPgbench, scratchData
  *
  * Order: the pgbench baselines (tools/bench/baselines/run.sh, BENCH_BASELINE_SECONDS each, on a
  * scratch database), the bare Node http + pg route for GET member, then the service scenarios.
- * Standalone (no BENCH_URL): each scenario gets its own in-process app on a fresh database and its
+ * Standalone (no BENCH_URL): each scenario gets its own standalone app (a child process) on a fresh database and its
  * own programme; with BENCH_URL every scenario uses that deployment, each with its own programme.
  * A scenario that fails prints an error row; the others still run.
  *
@@ -36,8 +36,10 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runPgbench, scratchData
  *   BENCH_IMPORT           10000 [1000] members of the migration import
  *   BENCH_EXPIRY_LOTS      10000 [1000] lots expiring at one sweep
  *   BENCH_SCENARIO_TIMEOUT_S 1200      a scenario still running after this is reported as an error
- *   BENCH_BARE_PROCESS     same|child  where the bare route runs (default: same process as the
- *                          service, i.e. `same` for an in-process standalone app, `child` with BENCH_URL)
+ *   BENCH_IN_PROCESS       0           1: the standalone app runs in this process (shares the load
+ *                          generator's event loop); default: its own child process, as `npm start`
+ *   BENCH_BARE_PROCESS     same|child  where the bare route runs (default: where the service runs:
+ *                          `child`, or `same` with BENCH_IN_PROCESS=1)
  *   BENCH_BARE_POOL        16          pg pool of the bare route
  *   BENCH_OUT              path of the JSON result (default: $TMPDIR/loyalty-bench-<mode>-<time>.json)
  */
@@ -156,15 +158,17 @@ const fundedMembers = async (c: Ctx, programId: string, key: string, n: number):
 };
 
 /** autocannon over `connections` for SETTINGS.seconds; counts only 2xx replies. */
-const load = async (name: string, t: Target, key: string, connections: number, req: autocannon.Request): Promise<{ rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; statuses: Record<string, number> }> => {
+const load = async (name: string, t: Target, key: string, connections: number, req: autocannon.Request): Promise<{ rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; statuses: Record<string, number>; cpu: string }> => {
   const statuses: Record<string, number> = {};
+  const meter = await cpuMeter(t);
   const r = await autocannon({
     url: t.url, connections, duration: SETTINGS.seconds,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     requests: [{ ...req, onResponse: (status: number) => { statuses[status] = (statuses[status] ?? 0) + 1; } }],
   });
-  log(`${name}: ${r['2xx']} ok, ${r.non2xx} non-2xx, ${r.errors} errors in ${r.duration} s`);
-  return { rps: r['2xx'] / Math.max(0.001, r.duration), p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors, statuses };
+  const cpu = cpuPerOp(await meter.stop(), r['2xx']);
+  log(`${name}: ${r['2xx']} ok, ${r.non2xx} non-2xx, ${r.errors} errors in ${r.duration} s; ${cpu}`);
+  return { rps: r['2xx'] / Math.max(0.001, r.duration), p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors, statuses, cpu };
 };
 
 // ---------- the scenarios ----------
@@ -182,14 +186,16 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
       const customers = await enrolMembers(c.t, key, SETTINGS.ingestMembers, c.tag);
       const events = Array.from({ length: SETTINGS.events }, (_, i) => orderPaid(`ORD-${c.tag}-${i}`, customers[i % customers.length], i));
       log(`ingest: posting ${SETTINGS.events} order.paid, batches of 100, ${SETTINGS.ingestInFlight} in flight`);
+      const meter = await cpuMeter(c.t);
       const posted = await postEvents(c.t, key, events, { batch: 100, inFlight: SETTINGS.ingestInFlight });
       const drained = await waitDrained(c.t, key, db, tenant, SETTINGS.events, { everyMs: 100 });
+      const cpu = cpuPerOp(await meter.stop(), SETTINGS.events);
       const s = (drained.doneAt - posted.firstPostAt) / 1000;
       const failed = drained.counts ? drained.counts.failed : (drained.anyFailed ? NaN : 0);
       if (failed) throw new Error(`${failed} events failed`);
       return {
         value: SETTINGS.events / s, unit: 'ev/s',
-        detail: `${SETTINGS.events} events, all completed ${fmt(s, 1)} s after the first POST (accepted in ${fmt((posted.lastAcceptAt - posted.firstPostAt) / 1000, 1)} s; 429 resent ${posted.retries429})`,
+        detail: `${SETTINGS.events} events, all completed ${fmt(s, 1)} s after the first POST (accepted in ${fmt((posted.lastAcceptAt - posted.firstPostAt) / 1000, 1)} s; 429 resent ${posted.retries429}); ${cpu}`,
         extra: { events: SETTINGS.events, members: SETTINGS.ingestMembers, seconds: s, accepted_s: (posted.lastAcceptAt - posted.firstPostAt) / 1000, retries429: posted.retries429 },
       };
     } finally {
@@ -204,7 +210,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
     const r = await load('enrol', c.t, key, 16, { method: 'POST', path: '/v1/members', setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `e${c.tag}-${n++}@bench.test` }) }) });
     const created = r.statuses['201'] ?? 0;
     if (created < r.requests * 0.9) throw new Error(`only ${created} of ${r.requests} enrolments were 201 (${JSON.stringify(r.statuses)})`);
-    return { value: r.rps, unit: 'req/s', p99: r.p99, detail: `${r.requests} requests, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}`, extra: r };
+    return { value: r.rps, unit: 'req/s', p99: r.p99, detail: `${r.requests} requests, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}; ${r.cpu}`, extra: r };
   },
 
   /** Direct redemptions (debit and finalise in one call), spread over funded members, 16 connections. */
@@ -217,7 +223,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
       setupRequest: (req) => { const i = n++; return { ...req, path: `/v1/members/${ids[i % ids.length]}/redemptions`, body: JSON.stringify({ amount_cents: 10, mode: 'direct', order_ref: `R-${c.tag}-${i}` }) }; },
     });
     if (r.non2xx > r.requests * 0.1) throw new Error(`${r.non2xx} of ${r.requests} redemptions failed (${JSON.stringify(r.statuses)})`);
-    return { value: r.rps, unit: 'redemptions/s', p99: r.p99, detail: `${ids.length} members, ${r.requests} requests, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}`, extra: r };
+    return { value: r.rps, unit: 'redemptions/s', p99: r.p99, detail: `${ids.length} members, ${r.requests} requests, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}; ${r.cpu}`, extra: r };
   },
 
   /** GET /v1/members/{id} spread over members, 32 connections. */
@@ -230,7 +236,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
     await autocannon({ url: c.t.url, connections: 32, amount: Math.min(2000, ids.length * 2), headers: { authorization: `Bearer ${key}` }, requests: [req] });
     const r = await load('get-member', c.t, key, 32, req);
     if (r.non2xx > r.requests * 0.01) throw new Error(`${r.non2xx} of ${r.requests} reads failed (${JSON.stringify(r.statuses)})`);
-    return { value: r.rps, unit: 'req/s', p99: r.p99, detail: `${ids.length} members, ${r.requests} requests, p50 ${r.p50} ms, p99 ${r.p99} ms`, extra: r };
+    return { value: r.rps, unit: 'req/s', p99: r.p99, detail: `${ids.length} members, ${r.requests} requests, p50 ${r.p50} ms, p99 ${r.p99} ms; ${r.cpu}`, extra: r };
   },
 
   /** A reservation reserved, then confirmed (two calls in a row per pair), 16 clients, pairs spread over members. */
@@ -242,6 +248,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
     let failures = 0;
     let lastError = '';
     const latencies: number[] = [];
+    const meter = await cpuMeter(c.t);
     const t0 = now();
     const end = t0 + SETTINGS.seconds * 1000;
     await Promise.all(Array.from({ length: 16 }, async () => {
@@ -258,21 +265,24 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
       }
     }));
     const s = (now() - t0) / 1000;
+    const cpu = cpuPerOp(await meter.stop(), pairs);
     if (failures > pairs * 0.1) throw new Error(`${failures} failed pairs vs ${pairs} completed; last: ${lastError}`);
     const p99 = Math.round(quantile(latencies, 0.99));
-    return { value: pairs / s, unit: 'pairs/s', p99, detail: `${pairs} pairs in ${fmt(s, 1)} s, pair p50 ${Math.round(quantile(latencies, 0.5))} ms, p99 ${p99} ms, failed ${failures}`, extra: { pairs, seconds: s, failures } };
+    return { value: pairs / s, unit: 'pairs/s', p99, detail: `${pairs} pairs in ${fmt(s, 1)} s, pair p50 ${Math.round(quantile(latencies, 0.5))} ms, p99 ${p99} ms, failed ${failures}; ${cpu}`, extra: { pairs, seconds: s, failures } };
   },
 
   /** One migration import of 10,000 new members (admin plane). */
   import: async (c) => {
     const { programId, key } = await benchProgram(c.t);
     const entries = Array.from({ length: SETTINGS.importMembers }, (_, i) => ({ email: `i${c.tag}-${i}@bench.test`, external_ref: `legacy-${c.tag}-${i}`, amount_cents: 1000 + i }));
+    const meter = await cpuMeter(c.t);
     const r = await importMigration(c.t, programId, 'live', entries);
+    const cpu = cpuPerOp(await meter.stop(), entries.length);
     if (r.data.imported !== entries.length) throw new Error(`imported ${r.data.imported} of ${entries.length}`);
     // read-your-writes spot check: the last member is there with its balance
     const last = await ok(call(c.t.url, 'GET', `/v1/members/ref:legacy-${c.tag}-${entries.length - 1}`, key), 'GET imported member');
     if (last.data.balances.available_cents !== entries[entries.length - 1].amount_cents) throw new Error(`imported balance ${last.data.balances.available_cents}`);
-    return { value: entries.length / r.s, unit: 'members/s', detail: `${entries.length} entries (${r.data.members_created} members created) in ${fmt(r.s, 2)} s, one request`, extra: { entries: entries.length, seconds: r.s } };
+    return { value: entries.length / r.s, unit: 'members/s', detail: `${entries.length} entries (${r.data.members_created} members created) in ${fmt(r.s, 2)} s, one request; ${cpu}`, extra: { entries: entries.length, seconds: r.s } };
   },
 
   /** 10,000 migrated lots of the sandbox expire at one sweep when its test clock moves past them. */
@@ -301,7 +311,9 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
         }
         return (await listMemberIds(c.t, testKey)).filter((m) => m.available > 0).length;
       };
-      const before = await remaining();
+      // the members read model is projected asynchronously after the import: wait for it (bounded)
+      let before = await remaining();
+      for (const w0 = now(); before !== n && now() - w0 < 300_000; before = await remaining()) await sleep(200);
       if (before !== n) throw new Error(`${before} of ${n} lots hold points before the clock moves`);
       // The sweep finds members through the due-items read model, projected asynchronously after
       // the import: measure the sweep, not that projection's lag (reported beside it), so wait
@@ -448,10 +460,10 @@ const main = async (): Promise<void> => {
   if (ids.includes('get-member')) {
     try {
       if (!scratch) scratch = await scratchDatabase('bench_baseline');
-      const where = (process.env.BENCH_BARE_PROCESS as 'same' | 'child' | undefined) ?? (process.env.BENCH_URL ? 'child' : 'same');
+      const where = (process.env.BENCH_BARE_PROCESS as 'same' | 'child' | undefined) ?? (process.env.BENCH_URL || process.env.BENCH_IN_PROCESS !== '1' ? 'child' : 'same');
       log(`bare route: GET /members/:id, ${SETTINGS.seedMembers} rows, 32 connections, ${SETTINGS.seconds} s (${where} process)`);
       bare = await benchBareRoute(scratch.url, { rows: SETTINGS.seedMembers, poolSize: SETTINGS.barePool, connections: 32, seconds: SETTINGS.seconds, where });
-      log(`bare route: ${Math.round(bare.rps)} req/s, p99 ${bare.p99} ms`);
+      log(`bare route: ${Math.round(bare.rps)} req/s, p99 ${bare.p99} ms${bare.cpuMsPerRequest !== null ? `, CPU per request ${bare.cpuMsPerRequest.toFixed(3)} ms` : ''}`);
     } catch (e) {
       problems.push(`bare route: ${(e as Error).message}`);
       log(`bare route failed: ${(e as Error).message}`);
@@ -489,7 +501,7 @@ const main = async (): Promise<void> => {
   const title = `Throughput suite (${MODE}${QUICK ? ', QUICK: scaled down' : ''}; ${startedAt.toISOString()}; 2-core load average ${load0[0].toFixed(1)} → ${load1[0].toFixed(1)})`;
   process.stdout.write(`\n${title}\n\nRaw baselines in this run (tools/bench/baselines/run.sh ${SETTINGS.baselineSeconds}):\n`);
   for (const f of pg) process.stdout.write(`  ${f.name.padEnd(22)} tps=${f.tps.toFixed(1).padStart(9)} units/s=${f.units.toFixed(1).padStart(10)}\n`);
-  if (bare) process.stdout.write(`  bare-route (http+pg)   req/s=${bare.rps.toFixed(1).padStart(9)} p50=${bare.p50} ms p99=${bare.p99} ms (${bare.process} process, pool ${bare.pool}, ${bare.rows} rows, non-2xx ${bare.non2xx})\n`);
+  if (bare) process.stdout.write(`  bare-route (http+pg)   req/s=${bare.rps.toFixed(1).padStart(9)} p50=${bare.p50} ms p99=${bare.p99} ms (${bare.process} process, pool ${bare.pool}, ${bare.rows} rows, non-2xx ${bare.non2xx}${bare.cpuMsPerRequest !== null ? `, CPU per request ${bare.cpuMsPerRequest.toFixed(3)} ms` : ''})\n`);
   for (const p of problems) process.stdout.write(`  ! ${p}\n`);
   process.stdout.write('\n| path | service | raw baseline (same run) | ratio | floor | goal | status |\n|---|---|---|---|---|---|---|\n');
   for (const r of rows) {

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { EventStore, Projection, ProjectionRunner } from '@loyalty/event-store';
 import { LEDGER_MIGRATIONS, LEDGER_PROJECTIONS } from '@loyalty/ledger';
-import { AppConfig, Migration, loadConfig } from '@loyalty/platform';
+import { AppConfig, MigrationClass, SqlMigration, loadConfig } from '@loyalty/platform';
 import { openRuntime } from '@loyalty/runtime';
 
 /** What a service lib's `<SERVICE>_PROJECTIONS(deps)` registry is given. */
@@ -45,16 +45,16 @@ export const allProjections = (deps: RegistryDeps, load: (name: string) => Recor
   return [...found.values()];
 };
 
-const isMigration = (x: unknown): x is Migration => !!x && typeof (x as Migration).id === 'string' && typeof (x as Migration).sql === 'string';
+const isMigration = (x: unknown): x is MigrationClass => typeof x === 'function' && x.prototype instanceof SqlMigration;
 
 /** The schemas of every service (their `*_MIGRATIONS` exports), so a rebuild also works on a database never started. */
-export const allMigrations = (load: (name: string) => Record<string, unknown> | null = tryRequire): Migration[] => {
-  const out: Migration[] = [...LEDGER_MIGRATIONS];
+export const allMigrations = (load: (name: string) => Record<string, unknown> | null = tryRequire): MigrationClass[] => {
+  const out: MigrationClass[] = [...LEDGER_MIGRATIONS];
   for (const lib of SERVICE_LIBS) {
     const mod = load(lib);
     if (!mod) continue;
     for (const [k, v] of Object.entries(mod)) {
-      if (k.endsWith('_MIGRATIONS') && Array.isArray(v)) out.push(...v.filter(isMigration).filter((m) => !out.some((o) => o.id === m.id)));
+      if (k.endsWith('_MIGRATIONS') && Array.isArray(v)) out.push(...v.filter(isMigration).filter((m) => !out.includes(m)));
     }
   }
   return out;

@@ -127,6 +127,15 @@ export class CommandHandler {
     return (this.cache.get(streamId) as CacheEntry<S> | undefined)?.state;
   }
 
+  /**
+   * Remembers a stream this process has just named with a fresh unique id (e.g. a new member) as
+   * empty, so the command creating it decides without reading the store. Safe: the append expects
+   * no stream, so were the stream to exist after all, the append conflicts and the retry reads it.
+   */
+  primeNew<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>): void {
+    if (!this.cache.has(streamId)) this.remember(streamId, { state: evolver.initialState(), revision: 'no_stream' });
+  }
+
   /** Forgets cached state (e.g. after erasure or a rebuild). */
   forget(streamId?: string): void {
     if (streamId) this.cache.delete(streamId);

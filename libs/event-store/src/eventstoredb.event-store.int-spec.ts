@@ -3,9 +3,9 @@ import { EventStoreDBEventStore } from './eventstoredb.event-store';
 
 /**
  * The same contract against a real EventStoreDB, e.g. EVENTSTORE_URL=esdb://localhost:2113?tls=false.
- * Streams get a random prefix per run, so a shared, non-empty server is fine. There is no Docker here
- * to start one, so without the variable the suite says so in a test that runs (and cannot pass by
- * accident: it checks the reason it gives).
+ * Streams get a random prefix per run, so a shared, non-empty server is fine. With a Docker engine the
+ * tier's globalSetup starts one (libs/testing/src/containers.js) and sets the variable; without either,
+ * the suite says so in a test that runs (and cannot pass by accident: it checks the reason it gives).
  */
 const url = process.env.EVENTSTORE_URL;
 
@@ -16,8 +16,8 @@ if (url) {
   });
 } else {
   describe('EventStore contract: EventStoreDB', () => {
-    it('EventStoreDB contract NOT run: set EVENTSTORE_URL (no Docker on this machine)', () => {
-      console.warn('EventStoreDB contract NOT run: set EVENTSTORE_URL (no Docker on this machine)');
+    it('EventStoreDB contract NOT run: no Docker engine for a container and no EVENTSTORE_URL', () => {
+      console.warn('EventStoreDB contract NOT run: no Docker engine for a container and no EVENTSTORE_URL');
       expect(process.env.EVENTSTORE_URL ?? '').toBe('');
       // the adapter is still built and wired: it constructs without contacting a server
       const store = EventStoreDBEventStore.fromConnectionString('esdb://127.0.0.1:1?tls=false');

@@ -1,15 +1,15 @@
 import { Pool, PoolClient } from 'pg';
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions,
 } from './event-store.port';
 import { GroupCommitter, GroupOutcome } from './group-commit';
 
-export const EVENT_STORE_MIGRATIONS: Migration[] = [
-  {
-    id: 'event-store-001',
-    sql: `
+export class EventStore001_1764000001000 extends SqlMigration {
+  readonly name = 'EventStore001_1764000001000';
+  override readonly legacyId = 'event-store-001';
+  protected readonly upSql = `
       create schema if not exists es;
       create table es.streams (stream_id text primary key, revision bigint not null);
       create table es.events (
@@ -26,16 +26,21 @@ export const EVENT_STORE_MIGRATIONS: Migration[] = [
       );
       create unique index events_event_id on es.events (stream_id, event_id);
       create index events_global on es.events (transaction_id, global_position);
-    `,
-  },
-  {
-    // An append in ONE round trip (it was seven: begin, lock, look for the ids, insert, stream
-    // revision, notify, commit). Same rules: the stream row is locked; every id already there = this
-    // append happened before (its last event is returned, nothing written); some of them = conflict;
-    // expected 'no_stream' | 'any' | <revision> is checked against the locked revision.
-    // outcome: 'ok' | 'duplicate' | 'conflict' (actual = the stream's revision, null = no stream).
-    id: 'event-store-002',
-    sql: `
+    `;
+  protected readonly downSql = `
+      drop schema if exists es cascade;
+    `;
+}
+
+// An append in ONE round trip (it was seven: begin, lock, look for the ids, insert, stream
+// revision, notify, commit). Same rules: the stream row is locked; every id already there = this
+// append happened before (its last event is returned, nothing written); some of them = conflict;
+// expected 'no_stream' | 'any' | <revision> is checked against the locked revision.
+// outcome: 'ok' | 'duplicate' | 'conflict' (actual = the stream's revision, null = no stream).
+export class EventStore002_1764000002000 extends SqlMigration {
+  readonly name = 'EventStore002_1764000002000';
+  override readonly legacyId = 'event-store-002';
+  protected readonly upSql = `
       create or replace function es.append_events(p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
       returns table (outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
       language plpgsql as $fn$
@@ -74,15 +79,20 @@ export const EVENT_STORE_MIGRATIONS: Migration[] = [
         perform pg_notify('es_appended', '');
       end
       $fn$;
-    `,
-  },
-  {
-    // Group commit, set-based: the appends of a group (each to a different stream) decided and
-    // written with a handful of statements instead of one function call per append. Same rules as
-    // es.append_events: stream rows locked (in stream order, as every writer does); every id already
-    // there = duplicate (its last event returned); some = conflict; expected revision checked.
-    id: 'event-store-003',
-    sql: `
+    `;
+  protected readonly downSql = `
+      drop function if exists es.append_events(text, text, uuid[], text[], jsonb[], jsonb[]);
+    `;
+}
+
+// Group commit, set-based: the appends of a group (each to a different stream) decided and
+// written with a handful of statements instead of one function call per append. Same rules as
+// es.append_events: stream rows locked (in stream order, as every writer does); every id already
+// there = duplicate (its last event returned); some = conflict; expected revision checked.
+export class EventStore003_1764000003000 extends SqlMigration {
+  readonly name = 'EventStore003_1764000003000';
+  override readonly legacyId = 'event-store-003';
+  protected readonly upSql = `
       create or replace function es.append_set(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
       returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
       language plpgsql as $fn$
@@ -140,8 +150,16 @@ export const EVENT_STORE_MIGRATIONS: Migration[] = [
         perform pg_notify('es_appended', '');
       end
       $fn$;
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop function if exists es.append_set(text[], text[], int[], uuid[], text[], jsonb[], jsonb[]);
+    `;
+}
+
+export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
+  EventStore001_1764000001000,
+  EventStore002_1764000002000,
+  EventStore003_1764000003000,
 ];
 
 interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PoolClient } from 'pg';
 import { TestDatabase, createTestDatabase, eventually, sleep } from '@loyalty/testing';
+import { SqlMigration } from '@loyalty/platform';
 import { AppendResult, NewEvent, RecordedEvent, comparePositions } from './event-store.port';
 import { EVENT_STORE_MIGRATIONS, PostgresEventStore } from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, Projection, ProjectionRunner } from './projection-runner';
@@ -9,6 +10,11 @@ const POINTS_TABLE = `
   create schema if not exists proj;
   create table proj.points (member_id text primary key, points bigint not null, events int not null);
   create table proj.applied (event_id uuid primary key, member_id text not null);`;
+class TestPoints_1999999999999 extends SqlMigration {
+  readonly name = 'TestPoints_1999999999999';
+  protected readonly upSql = POINTS_TABLE;
+  protected readonly downSql = 'drop schema proj cascade';
+}
 
 const earned = (points: number): NewEvent => ({ id: randomUUID(), type: 'PointsEarned', data: { points } });
 const redeemed = (points: number): NewEvent => ({ id: randomUUID(), type: 'PointsRedeemed', data: { points } });
@@ -56,7 +62,7 @@ describe('ProjectionRunner (PostgreSQL)', () => {
 
   beforeEach(async () => {
     db = await createTestDatabase('projection', {
-      migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, { id: 'test-proj-001', sql: POINTS_TABLE }],
+      migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, TestPoints_1999999999999],
     });
     store = newStore();
   });

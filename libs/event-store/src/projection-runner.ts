@@ -1,13 +1,19 @@
 import { Pool, PoolClient } from 'pg';
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 import { EventStore, Position, RecordedEvent, START, Subscription, SubscriptionFilter, comparePositions, matchesFilter, positionToString } from './event-store.port';
 
-export const PROJECTION_MIGRATIONS: Migration[] = [
-  {
-    id: 'projections-001',
-    sql: `create schema if not exists es;
-          create table if not exists es.checkpoints (name text primary key, commit_pos text not null, prepare_pos text not null, updated_at timestamptz not null default now());`,
-  },
+export class Projections001_1764000004000 extends SqlMigration {
+  readonly name = 'Projections001_1764000004000';
+  override readonly legacyId = 'projections-001';
+  protected readonly upSql = `create schema if not exists es;
+          create table if not exists es.checkpoints (name text primary key, commit_pos text not null, prepare_pos text not null, updated_at timestamptz not null default now());`;
+  protected readonly downSql = `
+      drop table if exists es.checkpoints;
+    `;
+}
+
+export const PROJECTION_MIGRATIONS: MigrationClass[] = [
+  Projections001_1764000004000,
 ];
 
 /** A read model: the events it handles and how each changes its rows, inside the runner's transaction. */
@@ -23,8 +29,13 @@ export interface Projection {
   afterBatch?(tx: PoolClient): Promise<void>;
 }
 
-/** How long a runner with nobody waiting lets new events gather before reading them (ms). */
-const LINGER_MS = 20;
+/**
+ * How long a runner with nobody waiting lets new events gather before reading them (ms;
+ * LOYALTY_PROJECTION_LINGER_MS, default 100). Each batch costs a transaction of five statements
+ * per runner whatever its size, so under a steady stream of writes a longer linger means fewer,
+ * larger batches; a reader that needs the read model current (catchUp) cuts the linger short.
+ */
+const LINGER_MS = Math.max(0, Number(process.env.LOYALTY_PROJECTION_LINGER_MS ?? 100) || 0);
 
 const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
 

@@ -1,6 +1,6 @@
 import { deserialize, serialize } from 'node:v8';
 import { Pool } from 'pg';
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 import { EventStore, RecordedEvent } from './event-store.port';
 
 /**
@@ -15,15 +15,21 @@ import { EventStore, RecordedEvent } from './event-store.port';
  * upgrade simply ignores older snapshots. Sealed personal data stays sealed inside (crypto-shredding
  * still holds: erasure destroys the key, not the ciphertext).
  */
-export const SNAPSHOT_MIGRATIONS: Migration[] = [
-  {
-    id: 'snapshots-001',
-    sql: `create schema if not exists es;
+export class Snapshots001_1764000005000 extends SqlMigration {
+  readonly name = 'Snapshots001_1764000005000';
+  override readonly legacyId = 'snapshots-001';
+  protected readonly upSql = `create schema if not exists es;
           create table if not exists es.snapshots (
             stream_id text not null, format text not null, revision bigint not null, event_id uuid not null,
             state bytea not null, created_at timestamptz not null default now(),
-            primary key (stream_id, format, revision));`,
-  },
+            primary key (stream_id, format, revision));`;
+  protected readonly downSql = `
+      drop table if exists es.snapshots;
+    `;
+}
+
+export const SNAPSHOT_MIGRATIONS: MigrationClass[] = [
+  Snapshots001_1764000005000,
 ];
 
 /** How an evolver's states are snapshotted: its shape version and how often (every N events). */

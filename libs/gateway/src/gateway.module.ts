@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { AdminController } from './admin/admin.controller';
 import { ApiKeysService } from './auth/api-keys.service';
 import { AuthGuard } from './auth/auth.guard';
@@ -20,10 +20,9 @@ import { FEATURE_CONTROLLERS } from './feature-controllers';
 @Module({
   controllers: [OpsController, ProgramController, MembersController, AdminController, ...FEATURE_CONTROLLERS],
   providers: [
-    ApiKeysService, RateLimiter, RejectedCallLog, Bus,
+    ApiKeysService, RateLimiter, RejectedCallLog, Bus, IdempotencyInterceptor,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_FILTER, useClass: ProblemFilter },
-    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
   ],
   exports: [ApiKeysService],
 })

@@ -5,6 +5,7 @@ export * from './http/bus';
 export * from './http/request-context';
 export * from './auth/auth.decorators';
 export * from './auth/api-keys.service';
+export * from './auth/api-key.entity';
 export * from './idempotency/idempotency.interceptor';
 export * from './openapi/document';
 export * from './openapi/error-catalogue';

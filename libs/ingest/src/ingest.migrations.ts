@@ -1,9 +1,9 @@
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 
-export const INGEST_MIGRATIONS: Migration[] = [
-  {
-    id: 'ingest-001',
-    sql: `
+export class Ingest001_1764000015000 extends SqlMigration {
+  readonly name = 'Ingest001_1764000015000';
+  override readonly legacyId = 'ingest-001';
+  protected readonly upSql = `
       create schema if not exists ingest;
       -- The durable event queue and the EventStatus read model in one table: a row is an accepted
       -- event; the worker moves it queued → running → completed | failed.
@@ -35,16 +35,30 @@ export const INGEST_MIGRATIONS: Migration[] = [
       create index events_queued on ingest.events (seq) where status = 'queued';
       create index events_open_partition on ingest.events (tenant, partition_key, seq) where status in ('queued', 'running');
       create index events_leases on ingest.events (locked_until) where status = 'running';
-    `,
-  },
-  {
-    id: 'ingest-002',
-    sql: `
-      -- Operability (issue 11): the trace context and request id of the request that queued the
-      -- event (the worker processes it as part of that request), and the wall-clock time it was
-      -- queued (received_at is programme time, which a sandbox test clock moves).
+    `;
+  protected readonly downSql = `
+      drop schema if exists ingest cascade;
+    `;
+}
+
+/**
+ * Operability (issue 11): the trace context and request id of the request that queued the event
+ * (the worker processes it as part of that request), and the wall-clock time it was queued
+ * (received_at is programme time, which a sandbox test clock moves): queue age on /metrics.
+ */
+export class IngestTrace002_1764100015000 extends SqlMigration {
+  readonly name = 'IngestTrace002_1764100015000';
+  protected readonly upSql = `
       alter table ingest.events add column if not exists trace jsonb;
       alter table ingest.events add column if not exists queued_at timestamptz not null default now();
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      alter table ingest.events drop column if exists queued_at;
+      alter table ingest.events drop column if exists trace;
+    `;
+}
+
+export const INGEST_MIGRATIONS: MigrationClass[] = [
+  Ingest001_1764000015000,
+  IngestTrace002_1764100015000,
 ];

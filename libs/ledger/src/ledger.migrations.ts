@@ -1,12 +1,12 @@
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 import { LEDGER_TIME_MIGRATIONS } from './sweeps/time.migrations';
 import { ORDER_MIGRATIONS } from './orders/orders.migrations';
 import { FINANCE_MIGRATIONS } from './finance/finance.migrations';
 
-export const LEDGER_MIGRATIONS: Migration[] = [
-  {
-    id: 'ledger-001',
-    sql: `
+export class Ledger001_1764000011000 extends SqlMigration {
+  readonly name = 'Ledger001_1764000011000';
+  override readonly legacyId = 'ledger-001';
+  protected readonly upSql = `
       create schema if not exists ledger;
       -- identity index: written by commands (claims), so one email/phone/ref maps to one member
       create table ledger.identities (
@@ -35,8 +35,14 @@ export const LEDGER_MIGRATIONS: Migration[] = [
       );
       create index members_email on ledger.members (tenant, email);
       create index members_state on ledger.members (tenant, state, seq);
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop schema if exists ledger cascade;
+    `;
+}
+
+export const LEDGER_MIGRATIONS: MigrationClass[] = [
+  Ledger001_1764000011000,
   ...LEDGER_TIME_MIGRATIONS,
   ...ORDER_MIGRATIONS,
   ...FINANCE_MIGRATIONS,

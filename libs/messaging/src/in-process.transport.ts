@@ -15,8 +15,17 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   on(): never { throw new Error('InProcessServer has no events'); }
   unwrap<T>(): T { throw new Error('InProcessServer has no underlying client'); }
 
+  /** Handlers by pattern, looked up once: Nest's look-up parses the pattern on every call. */
+  private readonly handlers = new Map<string, MessageHandler | null>();
+
   handler(pattern: string): MessageHandler | null {
-    return this.getHandlerByPattern(pattern);
+    let h = this.handlers.get(pattern);
+    if (h === undefined) {
+      h = this.getHandlerByPattern(pattern);
+      // remember only what is registered: handlers are all added before the app listens
+      if (h) this.handlers.set(pattern, h);
+    }
+    return h ?? null;
   }
 }
 

@@ -22,6 +22,11 @@ export interface AppConfig {
   exportPageRows: number;
   /** /readyz fails while a projection's oldest unapplied event is older than this (LOYALTY_READY_MAX_PROJECTION_LAG_SECONDS, default 60; 0 turns the check off) */
   readyMaxProjectionLagSeconds: number;
+  /**
+   * `run` (default): a process applies pending schema migrations when it starts. `check`: it only
+   * checks that none is pending and fails (and retries) until the migration Job has run them.
+   */
+  migrations?: 'run' | 'check';
 }
 
 const int = (v: string | undefined, d: number): number => {
@@ -29,6 +34,12 @@ const int = (v: string | undefined, d: number): number => {
   const n = Number(v);
   if (!Number.isSafeInteger(n)) throw new Error(`expected an integer, got ${v}`);
   return n;
+};
+
+const migrationsMode = (v: string | undefined): 'run' | 'check' => {
+  if (v === undefined || v === '' || v === 'run') return 'run';
+  if (v === 'check') return 'check';
+  throw new Error(`LOYALTY_MIGRATIONS must be run or check, got ${v}`);
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
@@ -53,5 +64,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     logLevel: env.LOG_LEVEL ?? 'info',
     exportPageRows: Math.min(1000, Math.max(1, int(env.LOYALTY_EXPORT_PAGE_ROWS, 1000))),
     readyMaxProjectionLagSeconds: Math.max(0, int(env.LOYALTY_READY_MAX_PROJECTION_LAG_SECONDS, 60)),
+    migrations: migrationsMode(env.LOYALTY_MIGRATIONS),
   };
 };

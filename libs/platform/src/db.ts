@@ -1,7 +1,5 @@
 import { Client, Pool, PoolClient } from 'pg';
 
-export interface Migration { id: string; sql: string }
-
 /** Creates the database named in the URL when it does not exist yet (first start on a fresh machine). */
 export const ensureDatabase = async (url: string): Promise<void> => {
   const target = new URL(url);
@@ -31,32 +29,6 @@ export const createPool = (url: string, max = 20): Pool => {
   const pool = new Pool({ connectionString: url, max });
   pool.on('error', () => undefined); // idle client errors surface on the next query
   return pool;
-};
-
-/** Applies each migration once, in order, under an advisory lock so several processes can start together. */
-export const migrate = async (pool: Pool, migrations: Migration[]): Promise<void> => {
-  const client = await pool.connect();
-  try {
-    await client.query('select pg_advisory_lock(7412001)');
-    await client.query('create table if not exists public.schema_migrations (id text primary key, applied_at timestamptz not null default now())');
-    const { rows } = await client.query<{ id: string }>('select id from public.schema_migrations');
-    const done = new Set(rows.map((r) => r.id));
-    for (const m of migrations) {
-      if (done.has(m.id)) continue;
-      await client.query('begin');
-      try {
-        await client.query(m.sql);
-        await client.query('insert into public.schema_migrations (id) values ($1)', [m.id]);
-        await client.query('commit');
-      } catch (e) {
-        await client.query('rollback');
-        throw new Error(`migration ${m.id} failed: ${(e as Error).message}`);
-      }
-    }
-  } finally {
-    await client.query('select pg_advisory_unlock(7412001)').catch(() => undefined);
-    client.release();
-  }
 };
 
 export const inTransaction = async <T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> => {

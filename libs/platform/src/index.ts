@@ -2,6 +2,8 @@ export * from './ids';
 export * from './problem';
 export * from './config';
 export * from './db';
+export * from './migrations';
+export * from './config-orm';
 export * from './tenant';
 export * from './cursor';
 export * from './tokens';

@@ -1,1 +1,2 @@
 export * from './program.store';
+export * from './program.entity';

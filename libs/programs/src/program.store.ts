@@ -1,14 +1,16 @@
 import { Pool } from 'pg';
 import { DEFAULT_SETTINGS, Program, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
-import { Migration, NotifiedCache, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
+import { ProgramRecord } from './program.entity';
+import { Repository } from 'typeorm';
+import { MigrationClass, SqlMigration, NotifiedCache, configOrm, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
 
 /** How far ahead a sandbox clock may run in total: a century. */
 export const MAX_TEST_CLOCK_OFFSET_MS = 100 * 366 * 86_400_000;
 
-export const PROGRAM_MIGRATIONS: Migration[] = [
-  {
-    id: 'program-001',
-    sql: `
+export class Program001_1764000006000 extends SqlMigration {
+  readonly name = 'Program001_1764000006000';
+  override readonly legacyId = 'program-001';
+  protected readonly upSql = `
       create schema if not exists program;
       create table program.programs (
         id text primary key,
@@ -23,13 +25,18 @@ export const PROGRAM_MIGRATIONS: Migration[] = [
       -- every version of the rules, so an event can be explained by the rules in force when it ran
       create table program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
       create table program.test_clocks (program_id text primary key, offset_ms bigint not null default 0);
-    `,
-  },
-  {
-    // Every process caches programmes and test clocks; any change, by whoever makes it, is announced
-    // so that each cache drops the programme (ProgramStore LISTENs on program_changed).
-    id: 'program-002',
-    sql: `
+    `;
+  protected readonly downSql = `
+      drop schema if exists program cascade;
+    `;
+}
+
+// Every process caches programmes and test clocks; any change, by whoever makes it, is announced
+// so that each cache drops the programme (ProgramStore LISTENs on program_changed).
+export class Program002_1764000007000 extends SqlMigration {
+  readonly name = 'Program002_1764000007000';
+  override readonly legacyId = 'program-002';
+  protected readonly upSql = `
       create or replace function program.notify_changed() returns trigger language plpgsql as $fn$
       begin
         perform pg_notify('program_changed', coalesce(new.id, old.id));
@@ -44,11 +51,21 @@ export const PROGRAM_MIGRATIONS: Migration[] = [
         for each row execute function program.notify_changed();
       create trigger test_clocks_changed after insert or update or delete on program.test_clocks
         for each row execute function program.notify_clock_changed();
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop trigger if exists programs_changed on program.programs;
+      drop trigger if exists test_clocks_changed on program.test_clocks;
+      drop function if exists program.notify_changed();
+      drop function if exists program.notify_clock_changed();
+    `;
+}
+
+export const PROGRAM_MIGRATIONS: MigrationClass[] = [
+  Program001_1764000006000,
+  Program002_1764000007000,
 ];
 
-type Row = { id: string; program_name: string; currency_name: string; settings: ProgramSettings; rules: Rule[]; tiers: Tier[]; created_at: Date; updated_at: Date };
+type Row = ProgramRecord;
 const toProgram = (r: Row): Program => ({
   id: r.id, program_name: r.program_name, currency_name: r.currency_name,
   settings: { ...DEFAULT_SETTINGS, ...r.settings }, rules: r.rules, tiers: r.tiers,
@@ -127,6 +144,17 @@ export class ProgramStore {
     await this.cache?.close();
   }
 
+  /** program.programs through its entity (rule history and test clocks stay SQL). */
+  private async programs(): Promise<Repository<ProgramRecord>> {
+    return (await configOrm(this.pool)).getRepository(ProgramRecord);
+  }
+
+  private async updateReturning(id: string, set: Partial<Record<keyof ProgramRecord, unknown>>): Promise<Row> {
+    const { raw } = await (await this.programs()).createQueryBuilder().update()
+      .set({ ...set, updated_at: () => 'now()' } as never).where('id = :id', { id }).returning('*').execute();
+    return (raw as Row[])[0];
+  }
+
   private cached<T extends Program | null | number>(id: string, what: 'program' | 'clock', read: () => Promise<T>): Promise<T> {
     return this.cache ? (this.cache.get(id, what, read) as Promise<T>) : read();
   }
@@ -136,17 +164,16 @@ export class ProgramStore {
     const settings = { ...DEFAULT_SETTINGS, ...(input.settings ?? {}) };
     const rules = normaliseRules(input.rules ?? []);
     const tiers = normaliseTiers(input.tiers ?? []);
-    const { rows } = await this.pool.query<Row>(
-      `insert into program.programs (id, program_name, currency_name, settings, rules, tiers) values ($1,$2,$3,$4,$5,$6) returning *`,
-      [id, input.program_name, input.currency_name, JSON.stringify(settings), JSON.stringify(rules), JSON.stringify(tiers)]);
+    const { raw } = await (await this.programs()).createQueryBuilder().insert()
+      .values({ id, program_name: input.program_name, currency_name: input.currency_name, settings, rules, tiers } as ProgramRecord as never).returning('*').execute();
     await this.pool.query('insert into program.rule_history (program_id, rules, tiers) values ($1,$2,$3)', [id, JSON.stringify(rules), JSON.stringify(tiers)]);
-    return toProgram(rows[0]);
+    return toProgram((raw as Row[])[0]);
   }
 
   async find(id: string): Promise<Program | null> {
     const p = await this.cached(id, 'program', async () => {
-      const { rows } = await this.pool.query<Row>('select * from program.programs where id = $1', [id]);
-      return rows.length ? toProgram(rows[0]) : null;
+      const row = await (await this.programs()).findOneBy({ id });
+      return row ? toProgram(row) : null;
     });
     // callers may adjust what they get: each has its own copy
     return p ? structuredClone(p) : null;
@@ -166,11 +193,9 @@ export class ProgramStore {
   async patch(id: string, input: { program_name?: string; currency_name?: string; settings?: Partial<ProgramSettings> }): Promise<Program> {
     const current = await this.get(id);
     const settings = { ...current.settings, ...(input.settings ?? {}) };
-    const { rows } = await this.pool.query<Row>(
-      `update program.programs set program_name = $2, currency_name = $3, settings = $4, updated_at = now() where id = $1 returning *`,
-      [id, input.program_name ?? current.program_name, input.currency_name ?? current.currency_name, JSON.stringify(settings)]);
+    const row = await this.updateReturning(id, { program_name: input.program_name ?? current.program_name, currency_name: input.currency_name ?? current.currency_name, settings });
     this.cache?.drop(id);
-    return toProgram(rows[0]);
+    return toProgram(row);
   }
 
   async putRules(id: string, input: Partial<Rule>[]): Promise<Program> {
@@ -184,12 +209,10 @@ export class ProgramStore {
   }
 
   private async save(id: string, rules: Rule[], tiers: Tier[]): Promise<Program> {
-    const { rows } = await this.pool.query<Row>(
-      'update program.programs set rules = $2, tiers = $3, updated_at = now() where id = $1 returning *',
-      [id, JSON.stringify(rules), JSON.stringify(tiers)]);
+    const row = await this.updateReturning(id, { rules, tiers });
     this.cache?.drop(id); // this process at once (after the commit); the trigger's notification tells the others
     await this.pool.query('insert into program.rule_history (program_id, rules, tiers) values ($1,$2,$3)', [id, JSON.stringify(rules), JSON.stringify(tiers)]);
-    return toProgram(rows[0]);
+    return toProgram(row);
   }
 
   /** The programme clock: real time in live mode; real time plus the test clock's offset in the sandbox. */

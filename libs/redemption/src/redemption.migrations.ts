@@ -1,10 +1,10 @@
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 
 /** Read models of the redemption service (schema `redemption`): lookups by id and code, and due rows for the expiry sweep. */
-export const REDEMPTION_MIGRATIONS: Migration[] = [
-  {
-    id: 'redemption-001',
-    sql: `
+export class Redemption001_1764000016000 extends SqlMigration {
+  readonly name = 'Redemption001_1764000016000';
+  override readonly legacyId = 'redemption-001';
+  protected readonly upSql = `
       create schema if not exists redemption;
       create table redemption.redemptions (
         tenant text not null,
@@ -38,6 +38,12 @@ export const REDEMPTION_MIGRATIONS: Migration[] = [
         primary key (tenant, id)
       );
       create index reservations_due on redemption.reservations (tenant, expires_at) where status = 'open';
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop schema if exists redemption cascade;
+    `;
+}
+
+export const REDEMPTION_MIGRATIONS: MigrationClass[] = [
+  Redemption001_1764000016000,
 ];

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, EventStore, RecordedEvent } from '@loyalty/event-store';
+import { CommandHandler, Decision, EventStore, GroupCommitter, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, MemberRuleError, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, inTransaction, problem } from '@loyalty/platform';
+import { AppConfig, problem } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { RedemptionsProjection } from './projections/redemptions.projection';
 
@@ -13,6 +13,9 @@ export const toProblem = (e: unknown): unknown => {
   if (!(e instanceof MemberRuleError)) return e;
   return problem(e.code === 'conflict' ? 'conflict' : e.code, e.message);
 };
+
+/** Owners of redemptions and reservations remembered per process (about 100 bytes each). */
+const OWNERS_CACHED = 100_000;
 
 const positiveInt = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : fallback);
 
@@ -47,6 +50,34 @@ export class SpendingContext {
       reservationTtlSeconds: positiveInt(program.settings.reservation_ttl_seconds, 900),
       now,
     };
+  }
+
+  /**
+   * Which member holds a redemption or reservation never changes: the owners this process has
+   * created or looked up are remembered (at most OWNERS_CACHED), so confirming what it just
+   * reserved reads nothing.
+   */
+  private readonly owners = new Map<string, string>();
+
+  rememberOwner(tenant: string, id: string, memberId: string): void {
+    const k = `${tenant}|${id}`;
+    if (this.owners.has(k)) return;
+    this.owners.set(k, memberId);
+    if (this.owners.size > OWNERS_CACHED) {
+      const oldest = this.owners.keys().next().value;
+      if (oldest !== undefined) this.owners.delete(oldest);
+    }
+  }
+
+  /** The member holding a redemption (RD-…) or reservation (RS-…) of this tenant; null when there is none. */
+  async ownerOf(tenant: string, table: 'redemptions' | 'reservations', id: string): Promise<string | null> {
+    const known = this.owners.get(`${tenant}|${id}`);
+    if (known) return known;
+    const { rows } = await this.pool.query<{ member_id: string }>(
+      `select member_id from redemption.${table} where tenant = $1 and id = $2`, [tenant, id]);
+    if (!rows.length) return null;
+    this.rememberOwner(tenant, id, rows[0].member_id);
+    return rows[0].member_id;
   }
 
   async load(tenant: string, memberId: string): Promise<MemberAggregate> {
@@ -88,19 +119,34 @@ export class SpendingContext {
   async project(streamId: string, events: MemberEvent[]): Promise<void> {
     const handled = this.projection.filter.eventTypes;
     const mine = events.filter((e) => handled.includes(e.type));
-    const apply = async (tx: PoolClient) => {
-      for (const e of mine) await this.projection.apply(tx, { streamId, type: e.type, data: e.data } as RecordedEvent);
-    };
-    if (mine.length > 1) return inTransaction(this.pool, apply);
     if (!mine.length) return;
-    // one statement: no transaction needed
+    await this.projecting.submit({ streamId, events: mine });
+  }
+
+  /**
+   * Commands' own events that arrive together are applied together (many redemptions at once):
+   * new rows in one statement per table, then each status change.
+   */
+  private readonly projecting = new GroupCommitter<{ streamId: string; events: MemberEvent[] }, void>(async (items) => {
+    // a projection instance of its own: the runner's stages rows of its batch in the shared one
+    const projection = new RedemptionsProjection();
+    const apply = async (tx: PoolClient) => {
+      await projection.beforeBatch();
+      for (const it of items) {
+        for (const e of it.events) await projection.apply(tx, { streamId: it.streamId, type: e.type, data: e.data } as RecordedEvent);
+      }
+      await projection.afterBatch(tx);
+    };
+    // no transaction: every write is idempotent and conditional on the status it moves from, a
+    // member's rows are written in the order of its events, and the runner applies them all again
     const client = await this.pool.connect();
     try {
       await apply(client);
     } finally {
       client.release();
     }
-  }
+    return items.map(() => undefined);
+  });
 
   /**
    * A retried command that found its effect already in the stream (its first run crashed after

@@ -1,14 +1,14 @@
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 
 /**
  * Read models of the referral service (schema `referral`), all rebuilt from the event store:
  * referral codes (member streams), the members' paid orders (order streams) and referrals (their
  * own streams). Every row is keyed by tenant, so a sandbox wipe removes them with the rest.
  */
-export const REFERRAL_MIGRATIONS: Migration[] = [
-  {
-    id: 'referral-001',
-    sql: `
+export class Referral001_1764000018000 extends SqlMigration {
+  readonly name = 'Referral001_1764000018000';
+  override readonly legacyId = 'referral-001';
+  protected readonly upSql = `
       create schema if not exists referral;
       create table referral.codes (
         tenant text not null,
@@ -43,6 +43,12 @@ export const REFERRAL_MIGRATIONS: Migration[] = [
       create index referrals_advocate on referral.referrals (tenant, advocate_id, created_at);
       create index referrals_id on referral.referrals (id);
       create index referrals_qualified on referral.referrals (updated_at) where status = 'qualified';
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop schema if exists referral cascade;
+    `;
+}
+
+export const REFERRAL_MIGRATIONS: MigrationClass[] = [
+  Referral001_1764000018000,
 ];

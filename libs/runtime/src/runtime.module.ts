@@ -1,20 +1,36 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { CommandHandler, EVENT_STORE_MIGRATIONS, EventStore, EventStoreDBEventStore, PROJECTION_MIGRATIONS, PostgresEventStore, SNAPSHOT_MIGRATIONS, SnapshotStore } from '@loyalty/event-store';
-import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, Migration, PG_POOL, createPool, ensureDatabase, migrate } from '@loyalty/platform';
+import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, MigrationClass, PG_POOL, closeConfigOrm, createPool, ensureDatabase, migrate, migrationStatus } from '@loyalty/platform';
 import type { CommandBus } from '@loyalty/messaging';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 import { redactUrl } from '@loyalty/platform';
 import { setTraceUrlRedactor } from './telemetry';
 
-export interface RuntimeOptions { config: AppConfig; migrations: Migration[] }
+export interface RuntimeOptions { config: AppConfig; migrations: MigrationClass[] }
+
+/** The schemas every process needs (event store, projections' checkpoints, snapshots, programmes), then its own. */
+export const processMigrations = (own: MigrationClass[]): MigrationClass[] =>
+  [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...SNAPSHOT_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...own];
+
+/** Applies (or, with LOYALTY_MIGRATIONS=check, only checks) the process's schema migrations. */
+export const prepareSchema = async (config: AppConfig, migrations: MigrationClass[]): Promise<void> => {
+  if (config.migrations === 'check') {
+    const pending = (await migrationStatus(config.databaseUrl, migrations)).filter((m) => !m.applied);
+    if (pending.length) {
+      throw new Error(`${pending.length} schema migration(s) pending (${pending.map((m) => m.name).join(', ')}): run the migration Job (npm run migrate)`);
+    }
+    return;
+  }
+  await migrate(config.databaseUrl, migrations);
+};
 
 /** Opens the database (creating it and its schemas on first start) and the event store. */
 export const openRuntime = async (options: RuntimeOptions): Promise<{ pool: Pool; store: EventStore }> => {
   setTraceUrlRedactor(redactUrl);
   await ensureDatabase(options.config.databaseUrl);
+  await prepareSchema(options.config, processMigrations(options.migrations));
   const pool = createPool(options.config.databaseUrl, Number(process.env.LOYALTY_DB_POOL ?? 30));
-  await migrate(pool, [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...SNAPSHOT_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...options.migrations]);
   let store: EventStore;
   if (options.config.eventStore === 'eventstoredb') {
     if (!options.config.eventStoreUrl) throw new Error('EVENT_STORE=eventstoredb needs EVENTSTORE_URL (e.g. esdb://localhost:2113?tls=false)');
@@ -30,6 +46,7 @@ class RuntimeLifecycle implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.programs.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
+    await closeConfigOrm(this.pool);
     await this.pool.end().catch(() => undefined);
   }
 }

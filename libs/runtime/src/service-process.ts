@@ -1,7 +1,7 @@
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { KafkaBus, KafkaHealth, kafkaServerOptions, kafkaServerReady } from '@loyalty/messaging';
-import { AppConfig, METRICS, Migration, loadConfig, onScrape, registerOwnPort } from '@loyalty/platform';
+import { AppConfig, METRICS, MigrationClass, loadConfig, onScrape, registerOwnPort } from '@loyalty/platform';
 import { PATTERNS } from '@loyalty/contracts';
 import { openRuntime, RuntimeModule } from './runtime.module';
 import { OpsController } from './ops/ops.controller';
@@ -32,7 +32,7 @@ export interface ProcessOptions {
   /** e.g. 'ledger': consumer group `loyalty-ledger` */
   name: string;
   modules: Type<unknown>[];
-  migrations: Migration[];
+  migrations: MigrationClass[];
   /** true for a service (consumes its patterns from Kafka); false for the gateway */
   consumes: boolean;
   /** called before listen (the gateway configures its HTTP pipeline here) */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
-import { Migration, createPool, migrate } from '@loyalty/platform';
+import { MigrationClass, closeConfigOrm, createPool, migrate } from '@loyalty/platform';
 
 /** Where integration tests create their databases: TEST_DATABASE_URL, else the local server. */
 export const testDatabaseBaseUrl = (): string =>
@@ -19,7 +19,7 @@ export interface TestDatabase {
 
 export interface TestDatabaseOptions {
   /** Applied in order before the database is handed out. */
-  migrations?: Migration[];
+  migrations?: MigrationClass[];
   /** Pool size (default 20). */
   poolMax?: number;
 }
@@ -53,13 +53,14 @@ export const createTestDatabase = async (prefix: string, options: TestDatabaseOp
   const drop = async (): Promise<void> => {
     if (dropped) return;
     dropped = true;
+    await closeConfigOrm(pool);
     // A client a test never released would make pool.end() wait forever; the forced drop below ends it anyway.
     await Promise.race([pool.end().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
     // WITH (FORCE) (PostgreSQL 13+) ends connections a test forgot to close, e.g. a LISTEN client.
     await withAdmin((c) => c.query(`drop database if exists ${quoteIdent(name)} with (force)`));
   };
   try {
-    if (options.migrations?.length) await migrate(pool, options.migrations);
+    if (options.migrations?.length) await migrate(url, options.migrations);
   } catch (e) {
     await drop().catch(() => undefined);
     throw e;

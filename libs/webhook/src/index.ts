@@ -4,6 +4,7 @@ export * from './webhook.projections';
 export * from './endpoints/address-policy';
 export * from './endpoints/url-policy';
 export * from './endpoints/endpoints.repository';
+export * from './endpoints/webhook-endpoint.entity';
 export * from './endpoints/endpoints.service';
 export * from './delivery/http-sender';
 export * from './delivery/delivery.queue';

@@ -1,13 +1,13 @@
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 
 /**
  * Schema `webhook`: endpoints, the durable delivery queue and its attempt log, and the lots the
  * expiring-soon sweep watches. Every table is keyed by tenant (the sandbox wipe relies on it).
  */
-export const WEBHOOK_MIGRATIONS: Migration[] = [
-  {
-    id: 'webhook-001',
-    sql: `
+export class Webhook001_1764000017000 extends SqlMigration {
+  readonly name = 'Webhook001_1764000017000';
+  override readonly legacyId = 'webhook-001';
+  protected readonly upSql = `
       create schema if not exists webhook;
       create table webhook.endpoints (
         tenant text not null,
@@ -82,6 +82,12 @@ export const WEBHOOK_MIGRATIONS: Migration[] = [
         notified_at timestamptz not null default now(),
         primary key (tenant, member_id, lot_id)
       );
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop schema if exists webhook cascade;
+    `;
+}
+
+export const WEBHOOK_MIGRATIONS: MigrationClass[] = [
+  Webhook001_1764000017000,
 ];

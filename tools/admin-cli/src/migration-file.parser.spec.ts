@@ -33,5 +33,8 @@ describe('migration file parser', () => {
   it('parses RFC 4180 quoting', () => {
     expect(parseCsv('a,"b ""c""",d\n"x\ny",z')).toEqual([['a', 'b "c"', 'd'], ['x\ny', 'z']]);
     expect(() => parseCsv('"open')).toThrow(/not closed/);
+    // as spreadsheets write them: a stray quote inside a field is kept, short rows stay short
+    expect(parseCsv('a"b,c\r\nd\r\n')).toEqual([['a"b', 'c'], ['d']]);
+    expect(parseMigrationFile('email,amount_cents,phone\na@example.com,5\n', 'm.csv')).toEqual([{ email: 'a@example.com', amount_cents: 5 }]);
   });
 });

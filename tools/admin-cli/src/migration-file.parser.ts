@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import { UsageError } from './admin-request.builder';
 
 /**
@@ -64,27 +65,17 @@ export const parseMigrationCsv = (text: string, fileName = 'migration file'): Mi
   });
 };
 
-/** RFC 4180 CSV: comma-separated, fields optionally in double quotes with `""` for a quote, CRLF or LF. */
+/**
+ * RFC 4180 CSV (csv-parse): comma-separated, fields optionally in double quotes with `""` for a
+ * quote, CRLF or LF, a leading byte-order mark (spreadsheet exports) dropped. Rows keep their own
+ * length: the caller reports a row with more cells than the header.
+ */
 export const parseCsv = (text: string): string[][] => {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0; // a byte-order mark from spreadsheet exports
-  for (; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') { field += '"'; i++; }
-      else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"' && field === '') quoted = true;
-    else if (ch === ',') { row.push(field); field = ''; }
-    else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      row.push(field); rows.push(row); row = []; field = '';
-    } else field += ch;
+  try {
+    return parse(text, { bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false }) as string[][];
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'CSV_QUOTE_NOT_CLOSED') throw new UsageError('CSV: a quoted field is not closed');
+    throw new UsageError(`CSV: ${(e as Error).message}`);
   }
-  if (quoted) throw new UsageError('CSV: a quoted field is not closed');
-  if (field !== '' || row.length > 0) { row.push(field); rows.push(row); }
-  return rows;
 };

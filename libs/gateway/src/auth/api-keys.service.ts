@@ -1,7 +1,9 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Pool } from 'pg';
-import { AppConfig, Mode, NotifiedCache, newId, notFound, problem, randomBase62, tenantKey } from '@loyalty/platform';
+import { Repository } from 'typeorm';
+import { AppConfig, Mode, NotifiedCache, configOrm, newId, notFound, problem, randomBase62, tenantKey } from '@loyalty/platform';
+import { ApiKey } from './api-key.entity';
 import { APP_CONFIG, PG_POOL } from '../tokens';
 import { AuthContext, SCOPES, Scope } from '../http/request-context';
 
@@ -12,11 +14,11 @@ export interface IssuedKey { id: string; key: string; mode: Mode; scopes: Scope[
 
 const hashKey = (key: string): Buffer => createHash('sha256').update(key).digest();
 
-type KeyRow = { id: string; prefix: string; program_id: string; mode: Mode; name: string | null; hash: Buffer; scopes: Scope[]; rate_burst: number | null; rate_per_second: number | null; created_at: Date; expires_at: Date | null; revoked_at: Date | null };
+type KeyRow = ApiKey & { scopes: Scope[] };
 
 /**
  * API keys: shown once, stored as SHA-256, found by their first 12 characters and compared in
- * constant time. The key itself is never stored or logged.
+ * constant time. The key itself is never stored or logged. Rows are `ApiKey` entities (TypeORM).
  */
 @Injectable()
 export class ApiKeysService implements OnApplicationShutdown {
@@ -31,14 +33,19 @@ export class ApiKeysService implements OnApplicationShutdown {
     await this.byPrefix.close();
   }
 
+  private async keys(): Promise<Repository<ApiKey>> {
+    return (await configOrm(this.pool)).getRepository(ApiKey);
+  }
+
   async issue(programId: string, mode: Mode, scopes: Scope[] = SCOPES, name: string | null = null, rate?: { burst?: number; per_second?: number }): Promise<IssuedKey> {
     const key = `svc_${mode}_${randomBase62(32)}`;
     const id = newId('K');
-    const { rows } = await this.pool.query<{ created_at: Date }>(
-      `insert into gateway.api_keys (id, program_id, mode, name, prefix, hash, scopes, rate_burst, rate_per_second)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,$9) returning created_at`,
-      [id, programId, mode, name, key.slice(0, KEY_PREFIX_LENGTH), hashKey(key), scopes, rate?.burst ?? null, rate?.per_second ?? null]);
-    return { id, key, mode, scopes, name, created_at: rows[0].created_at.toISOString(), rate_limit: { burst: rate?.burst ?? DEFAULT_RATE.burst, per_second: rate?.per_second ?? DEFAULT_RATE.perSecond } };
+    const { generatedMaps } = await (await this.keys()).insert({
+      id, program_id: programId, mode, name, prefix: key.slice(0, KEY_PREFIX_LENGTH), hash: hashKey(key), scopes,
+      rate_burst: rate?.burst ?? null, rate_per_second: rate?.per_second ?? null,
+    });
+    const createdAt = (generatedMaps[0] as Partial<ApiKey>).created_at!;
+    return { id, key, mode, scopes, name, created_at: createdAt.toISOString(), rate_limit: { burst: rate?.burst ?? DEFAULT_RATE.burst, per_second: rate?.per_second ?? DEFAULT_RATE.perSecond } };
   }
 
   /** A new key with the same programme, mode and scopes; the old one keeps working for the grace period. */
@@ -50,21 +57,23 @@ export class ApiKeysService implements OnApplicationShutdown {
     }
     const fresh = await this.issue(old.program_id, old.mode, old.scopes, old.name,
       { burst: old.rate_burst ?? undefined, per_second: old.rate_per_second ?? undefined });
-    const { rows } = await this.pool.query<{ expires_at: Date }>(
-      `update gateway.api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => $2)), rotated_to = $3
-       where id = $1 returning expires_at`, [keyId, this.config.keyRotationGraceSeconds, fresh.id]);
+    const { raw } = await (await this.keys()).createQueryBuilder().update()
+      .set({ expires_at: () => `least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => :grace))`, rotated_to: fresh.id })
+      .where('id = :id', { id: keyId, grace: this.config.keyRotationGraceSeconds })
+      .returning('expires_at')
+      .execute();
     this.byPrefix.drop(old.prefix);
-    return { ...fresh, old_key_expires_at: rows[0].expires_at.toISOString() };
+    return { ...fresh, old_key_expires_at: (raw as { expires_at: Date }[])[0].expires_at.toISOString() };
   }
 
   async revoke(keyId: string): Promise<void> {
     const row = await this.row(keyId);
-    await this.pool.query('update gateway.api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1', [keyId]);
+    await (await this.keys()).update({ id: keyId }, { revoked_at: () => 'coalesce(revoked_at, now())' });
     this.byPrefix.drop(row.prefix); // this process at once; the trigger's notification tells the others
   }
 
   async list(programId: string): Promise<unknown[]> {
-    const { rows } = await this.pool.query<KeyRow & { prefix: string }>('select * from gateway.api_keys where program_id = $1 order by created_at', [programId]);
+    const rows = await (await this.keys()).find({ where: { program_id: programId }, order: { created_at: 'ASC' } });
     return rows.map((r) => ({
       id: r.id, mode: r.mode, name: r.name, scopes: r.scopes, prefix: r.prefix, created_at: r.created_at.toISOString(),
       expires_at: r.expires_at?.toISOString() ?? null, revoked_at: r.revoked_at?.toISOString() ?? null,
@@ -96,14 +105,13 @@ export class ApiKeysService implements OnApplicationShutdown {
    */
   private candidates(prefix: string): Promise<KeyRow[]> {
     return this.byPrefix.get(prefix, 'rows', async () => {
-      const { rows } = await this.pool.query<KeyRow>('select * from gateway.api_keys where prefix = $1', [prefix]);
-      return rows;
+      return (await (await this.keys()).findBy({ prefix })) as KeyRow[];
     });
   }
 
   private async row(keyId: string): Promise<KeyRow> {
-    const { rows } = await this.pool.query<KeyRow>('select * from gateway.api_keys where id = $1', [keyId]);
-    if (!rows.length) throw notFound('key');
-    return rows[0];
+    const row = await (await this.keys()).findOneBy({ id: keyId });
+    if (!row) throw notFound('key');
+    return row as KeyRow;
   }
 }

@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, OnModuleDestroy, OnModuleInit, SetMetadata } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, OnModuleDestroy, OnModuleInit, SetMetadata, UseInterceptors, applyDecorators } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { createHash } from 'node:crypto';
@@ -9,8 +9,11 @@ import { PG_POOL } from '../tokens';
 import { GatewayRequest } from '../http/request-context';
 
 export const IDEMPOTENT_KEY = 'loyalty:idempotent';
-/** Marks a non-event write whose Idempotency-Key header is honoured (interface-spec "Errors"). */
-export const Idempotent = () => SetMetadata(IDEMPOTENT_KEY, true);
+/**
+ * Marks a non-event write whose Idempotency-Key header is honoured (interface-spec "Errors"). The
+ * interceptor is bound to these routes only: reads do not pay for an interceptor chain.
+ */
+export const Idempotent = () => applyDecorators(SetMetadata(IDEMPOTENT_KEY, true), UseInterceptors(IdempotencyInterceptor));
 
 const RETENTION = "interval '30 days'";
 /** A record still in progress after this long belongs to a crashed call and may be taken over. */

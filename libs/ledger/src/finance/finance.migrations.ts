@@ -1,4 +1,4 @@
-import { Migration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration } from '@loyalty/platform';
 
 const SUMS = `
   d_available bigint not null default 0, d_pending bigint not null default 0, d_negative bigint not null default 0,
@@ -16,10 +16,10 @@ const SUMS = `
  *   is the days before T's day plus the movements of T's day up to T;
  * - finance_entries: every entry of the partition with its current status, for GET /v1/ledger-entries.
  */
-export const FINANCE_MIGRATIONS: Migration[] = [
-  {
-    id: 'ledger-finance-001',
-    sql: `
+export class LedgerFinance001_1764000014000 extends SqlMigration {
+  readonly name = 'LedgerFinance001_1764000014000';
+  override readonly legacyId = 'ledger-finance-001';
+  protected readonly upSql = `
       create schema if not exists ledger;
       create table ledger.finance_movements (
         tenant text not null,
@@ -50,8 +50,14 @@ export const FINANCE_MIGRATIONS: Migration[] = [
       );
       create index finance_entries_period on ledger.finance_entries (tenant, created_at, id);
       create index finance_entries_type on ledger.finance_entries (tenant, type, created_at, id);
-    `,
-  },
+    `;
+  protected readonly downSql = `
+      drop table if exists ledger.finance_movements, ledger.finance_daily, ledger.finance_entries cascade;
+    `;
+}
+
+export const FINANCE_MIGRATIONS: MigrationClass[] = [
+  LedgerFinance001_1764000014000,
 ];
 
 /** Column lists shared by the projection and the queries. */

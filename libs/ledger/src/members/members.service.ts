@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { MemberState, MemberView } from '@loyalty/contracts';
 import { AppendResult, Decision, GroupCommitter, WrongExpectedRevisionError } from '@loyalty/event-store';
 import {
@@ -18,6 +18,12 @@ export const toProblem = (e: unknown): unknown => {
   if (e.code === 'conflict') return problem('conflict', e.message);
   return problem(e.code, e.message);
 };
+
+/** Events a caller adds to a member's creation, in the same append (e.g. a migration import's balance), given the state after the creation. */
+export type AlsoOnCreation = (memberId: string, created: MemberAggregate) => MemberEvent[];
+
+/** `alsoApplied`: this call created the member and appended the caller's `also` events with it. */
+export interface EnrolOutcome { created: boolean; member: MemberView; alsoApplied: boolean }
 
 export interface ProfileInput { email?: string; phone?: string; external_ref?: string; accepted_terms_version?: string; marketing_consent?: boolean }
 
@@ -39,6 +45,43 @@ export class MembersService {
     return out;
   });
 
+  /**
+   * Identity claims that arrive together share one statement (many enrolments at once). Each item
+   * gets the value's owner: itself when its insert won; another member when the value was taken
+   * (or claimed by an earlier item of the same statement). A claim that lost to a transaction
+   * committed after the statement began sees no owner (null): the caller looks again, as on any lost claim.
+   */
+  private readonly claims = new GroupCommitter<{ tenant: string; kind: string; value: string; memberId: string; key: Buffer | null }, string | null>(async (items) => {
+    const { rows } = await this.ctx.pool.query<{ n: string; member_id: string | null }>(
+      `with q as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) with ordinality as q(tenant, kind, value, member_id, key, n)),
+            ins as (
+              insert into ledger.identities (tenant, kind, value, member_id)
+              select distinct on (tenant, kind, value) tenant, kind, value, member_id from q order by tenant, kind, value, n
+              on conflict (tenant, kind, value) do nothing returning tenant, kind, value, member_id),
+            keys as (
+              insert into ledger.member_keys (tenant, member_id, key)
+              select q.tenant, q.member_id, q.key from q join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value and i.member_id = q.member_id
+              where q.key is not null order by 1, 2
+              on conflict do nothing)
+       select q.n, coalesce(i.member_id, x.member_id) as member_id from q
+         left join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value
+         left join ledger.identities x on x.tenant = q.tenant and x.kind = q.kind and x.value = q.value`,
+      [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value), items.map((i) => i.memberId), items.map((i) => i.key)]);
+    const out: (string | null)[] = items.map(() => null);
+    for (const r of rows) out[Number(r.n) - 1] = r.member_id;
+    items.forEach((it, i) => { if (it.key && out[i] === it.memberId) this.ctx.vault.adopt(it.tenant, it.memberId, it.key); });
+    return out;
+  });
+
+  /**
+   * Claims an identifier for a member id this call just minted, creating the member's PII key in
+   * the same statement when the claim wins. Answers the identifier's owner: the minted id when
+   * the claim won, another member when it is taken, null when it lost to a concurrent claim.
+   */
+  private claimForNew(tenant: string, kind: 'email' | 'phone' | 'ref', value: string, memberId: string): Promise<string | null> {
+    return this.claims.submit({ tenant, kind, value, memberId, key: randomBytes(32) });
+  }
+
   constructor(private readonly ctx: LedgerContext) {}
 
   // ---------- reads ----------
@@ -54,10 +97,7 @@ export class MembersService {
     if (!ref) throw notFound('member');
     const id = await this.lookup(tenant, ref);
     if (!id) throw notFound('member');
-    if (ref.kind === 'id') {
-      const s = await this.load(tenant, id);
-      if (!s.exists) throw notFound('member');
-    }
+    if (ref.kind === 'id' && !(await this.exists(tenant, id))) throw notFound('member');
     return id;
   }
 
@@ -69,14 +109,15 @@ export class MembersService {
   /** The programme partition of a member id (admin plane calls name only the id). */
   async tenantOf(memberId: string): Promise<string> {
     const find = async () => (await this.ctx.pool.query<{ tenant: string }>('select tenant from ledger.members where member_id = $1', [memberId])).rows[0];
-    // the read model may not have caught up with a member enrolled a moment ago: catch up and look again
-    const row = (await find()) ?? (await this.ctx.catchUp(), await find());
+    // the read model may not have caught up with a member enrolled a moment ago: catch up (as long
+    // as a busy machine needs: the admin plane is not latency-bound) and look again
+    const row = (await find()) ?? (await this.ctx.catchUp(10_000), await find());
     if (!row) throw notFound('member');
     return row.tenant;
   }
 
-  async view(tenant: string, memberId: string): Promise<MemberView> {
-    const s = await this.load(tenant, memberId);
+  async view(tenant: string, memberId: string, current?: MemberAggregate): Promise<MemberView> {
+    const s = current ?? await this.load(tenant, memberId);
     if (!s.exists) throw notFound('member');
     const pii = await this.ctx.vault.open(tenant, memberId, s.pii);
     const program = await this.ctx.programs.forTenant(tenant);
@@ -155,11 +196,7 @@ export class MembersService {
   }
 
   private async claim(tenant: string, kind: 'email' | 'phone' | 'ref', value: string, memberId: string): Promise<boolean> {
-    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
-      `insert into ledger.identities (tenant, kind, value, member_id) values ($1,$2,$3,$4)
-       on conflict (tenant, kind, value) do update set member_id = ledger.identities.member_id returning member_id`,
-      [tenant, kind, value, memberId]);
-    return rows[0].member_id === memberId;
+    return (await this.claims.submit({ tenant, kind, value, memberId, key: null })) === memberId;
   }
 
   private async unclaim(tenant: string, memberId: string, kind: 'email' | 'phone' | 'ref', value?: string | null): Promise<void> {
@@ -174,17 +211,28 @@ export class MembersService {
    * POST /v1/members: email anchors identity. 201 when this call enrolled the member (new or a
    * prospect), 200 when already enrolled (possibly enriched with a phone or external_ref).
    */
-  async enrol(tenant: string, input: ProfileInput & { email: string }, at: string, opts: { signupBonus?: boolean } = {}): Promise<{ created: boolean; member: MemberView }> {
+  async enrol(tenant: string, input: ProfileInput & { email: string }, at: string, opts: { signupBonus?: boolean; also?: AlsoOnCreation } = {}): Promise<EnrolOutcome> {
     // a migration import enrols members who joined the old programme: no signup bonus for them
     const signupBonus = opts.signupBonus ?? true;
     const ids = await this.validatedIdentity(input);
-    return LOCKS.run(identityKeys(tenant, ids), () => this.enrolLocked(tenant, ids as typeof ids & { email: string }, input, at, signupBonus));
+    return LOCKS.run(identityKeys(tenant, ids), () => this.enrolLocked(tenant, ids as typeof ids & { email: string }, input, at, signupBonus, opts.also));
   }
 
-  private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, signupBonus: boolean): Promise<{ created: boolean; member: MemberView }> {
+  private async enrolLocked(tenant: string, ids: { email: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, signupBonus: boolean, also?: AlsoOnCreation): Promise<EnrolOutcome> {
     const email = ids.email;
     for (let attempt = 0; attempt < 50; attempt++) {
-      let memberId = await this.owner(tenant, 'email', email);
+      /** a member id minted by this call: its stream cannot exist yet, so nothing needs reading */
+      let minted = false;
+      let memberId: string | null;
+      if (!ids.phone && !ids.external_ref) {
+        // nothing to adopt: claim the email for a new id at once; a taken email answers its owner
+        const candidate = newId('M');
+        memberId = await this.claimForNew(tenant, 'email', email, candidate);
+        if (!memberId) continue; // lost to a concurrent enrolment: look again
+        minted = memberId === candidate;
+      } else {
+        memberId = await this.owner(tenant, 'email', email);
+      }
       if (!memberId) {
         // No member has this email; a prospect known only by phone or ref is adopted.
         const byPhone = await this.owner(tenant, 'phone', ids.phone);
@@ -203,22 +251,25 @@ export class MembersService {
         const candidate = adopt ?? newId('M');
         if (!(await this.claim(tenant, 'email', email, candidate))) continue; // a concurrent enrolment won; go again
         memberId = candidate;
+        minted = !adopt;
       }
-      const s = await this.load(tenant, memberId);
+      if (minted) this.ctx.handler.primeNew(memberStream(tenant, memberId), memberEvolver);
+      const s = minted ? memberEvolver.initialState() : await this.load(tenant, memberId);
       if (!s.exists) {
         let created: 'created' | 'exists' | 'retry';
+        let state: MemberAggregate | undefined;
         try {
-          created = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt, signupBonus);
+          ({ created, state } = await this.createIfAbsent(tenant, memberId, 'registered', { email, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, input, at, attempt, signupBonus, also));
         } catch (e) {
           await this.releaseClaimsOfUncreated(tenant, memberId);
           throw e;
         }
         if (created === 'retry') continue;
-        if (created === 'created') return { created: true, member: await this.view(tenant, memberId) };
+        if (created === 'created') return { created: true, member: await this.view(tenant, memberId, state), alsoApplied: !!also };
         // someone else created it: fall through to enrich as "already enrolled"
       }
       const result = await this.enrichAndEnrol(tenant, memberId, { email, phone: ids.phone, external_ref: ids.external_ref }, input, at, true, signupBonus);
-      return { created: result.enrolled, member: await this.view(tenant, memberId) };
+      return { created: result.enrolled, member: await this.view(tenant, memberId), alsoApplied: false };
     }
     throw problem('unavailable', 'Could not enrol the member; retry with the same idempotency key');
   }
@@ -230,11 +281,11 @@ export class MembersService {
   }
 
   /** Creates the member stream. The identity claim happened first; a claim whose creator vanished is completed by whoever finds it. */
-  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number, signupBonus = true): Promise<'created' | 'exists' | 'retry'> {
+  private async createIfAbsent(tenant: string, memberId: string, state: 'prospect' | 'registered', pii: Pii, input: ProfileInput, at: string, attempt: number, signupBonus = true, also?: AlsoOnCreation): Promise<{ created: 'created' | 'exists' | 'retry'; state?: MemberAggregate }> {
     // give the claimant a moment to append before completing its work
     if (attempt > 0) {
       for (let i = 0; i < 20; i++) {
-        if ((await this.exists(tenant, memberId))) return 'exists';
+        if ((await this.exists(tenant, memberId))) return { created: 'exists' };
         await sleep(25);
       }
     }
@@ -249,19 +300,20 @@ export class MembersService {
     try {
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
         if (s.exists) return { events: [], result: false };
-        return {
-          events: [{
-            type: 'MemberCreated' as const, data: {
-              member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
-              marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
-            },
-          }, ...(bonus ? bonus(s) : [])],
-          result: true,
+        const creation: MemberEvent = {
+          type: 'MemberCreated', data: {
+            member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
+            marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
+          },
         };
+        const events: MemberEvent[] = [creation, ...(bonus ? bonus(s) : [])];
+        // a stream without its creation is empty: the state after it is folded from a fresh start (never the cached state)
+        if (also) events.push(...also(memberId, events.reduce((t, e) => memberEvolver.evolve(t, e), memberEvolver.initialState())));
+        return { events, result: true };
       });
-      return out.result ? 'created' : 'exists';
+      return out.result ? { created: 'created', state: out.state } : { created: 'exists' };
     } catch (e) {
-      if (e instanceof WrongExpectedRevisionError) return 'retry';
+      if (e instanceof WrongExpectedRevisionError) return { created: 'retry' };
       throw e;
     }
   }
@@ -359,7 +411,7 @@ export class MembersService {
       }
       const candidate = newId('M');
       const [kind, value] = ids.email ? ['email', ids.email] as const : ids.external_ref ? ['ref', ids.external_ref] as const : ['phone', ids.phone!] as const;
-      if (!(await this.claim(tenant, kind, value, candidate))) {
+      if ((await this.claimForNew(tenant, kind, value, candidate)) !== candidate) {
         const winner = (await this.owner(tenant, kind, value))!;
         await this.createIfAbsent(tenant, winner, 'prospect', { email: ids.email ?? null, phone: ids.phone ?? null, external_ref: ids.external_ref ?? null }, {}, at, 1).catch(() => undefined);
         continue;
@@ -369,8 +421,9 @@ export class MembersService {
       if (ids.phone && kind !== 'phone' && (await this.claim(tenant, 'phone', ids.phone, candidate))) pii.phone = ids.phone;
       if (ids.external_ref && kind !== 'ref' && (await this.claim(tenant, 'ref', ids.external_ref, candidate))) pii.external_ref = ids.external_ref;
       let r: 'created' | 'exists' | 'retry';
+      this.ctx.handler.primeNew(memberStream(tenant, candidate), memberEvolver);
       try {
-        r = await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0);
+        r = (await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0)).created;
       } catch (e) {
         await this.releaseClaimsOfUncreated(tenant, candidate);
         throw e;

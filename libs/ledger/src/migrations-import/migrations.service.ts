@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decideAdjust, expiresAtFor, MemberEvent } from '@loyalty/domain-member';
+import { decideAdjust, expiresAtFor, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
 import { CROCKFORD, FieldError, newId, notFound, validation } from '@loyalty/platform';
 import { LedgerContext } from '../ledger.context';
 import { normaliseEmail, normalisePhone } from '../members/identity';
@@ -53,13 +53,6 @@ interface Planned { index: number; email: string; phone?: string; external_ref?:
 export class MigrationsService {
   constructor(private readonly ctx: LedgerContext, private readonly members: MembersService) {}
 
-  private async owner(tenant: string, kind: 'email' | 'phone' | 'ref', value: string | undefined): Promise<string | null> {
-    if (value === undefined) return null;
-    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
-      'select member_id from ledger.identities where tenant = $1 and kind = $2 and value = $3', [tenant, kind, value]);
-    return rows[0]?.member_id ?? null;
-  }
-
   private async emailOf(tenant: string, memberId: string): Promise<string | null> {
     const { rows } = await this.ctx.pool.query<{ value: string }>(
       `select value from ledger.identities where tenant = $1 and member_id = $2 and kind = 'email'`, [tenant, memberId]);
@@ -85,7 +78,7 @@ export class MigrationsService {
   }
 
   /** Everything that would refuse an entry is checked before anything is written: a 422 imports nothing. */
-  private async plan(tenant: string, entries: MigrationEntryInput[], now: string): Promise<Planned[]> {
+  private async plan(tenant: string, entries: MigrationEntryInput[], now: string): Promise<{ planned: Planned[]; emailOwners: Map<string, string> }> {
     const errors: FieldError[] = [];
     if (!Array.isArray(entries) || entries.length === 0) throw validation([{ path: '/entries', message: 'must contain at least 1 entry' }]);
     if (entries.length > MAX_MIGRATION_ENTRIES) throw validation([{ path: '/entries', message: `must contain at most ${MAX_MIGRATION_ENTRIES} entries` }]);
@@ -135,39 +128,46 @@ export class MigrationsService {
       planned.push({ index: i, email, phone, external_ref: e.external_ref, amount_cents: e.amount_cents, expires_at: expires });
     }
     if (errors.length) throw validation(errors);
-    return planned;
+    const emailOwners = new Map([...known].filter(([k]) => k.startsWith('email|')).map(([k, v]) => [k.slice(6), v]));
+    return { planned, emailOwners };
   }
 
   async import(tenant: string, entries: MigrationEntryInput[], idempotencyKey?: string | null): Promise<MigrationResult> {
     const now = (await this.ctx.programs.now(tenant)).toISOString();
     const program = await this.ctx.programs.forTenant(tenant);
-    const planned = await this.plan(tenant, entries, now);
+    const { planned, emailOwners } = await this.plan(tenant, entries, now);
     const batch_id = idempotencyKey ? batchIdFor(tenant, idempotencyKey) : newId('MB');
     let imported = 0;
     let members_created = 0;
     // entries name distinct members (emails are unique in a batch), so a few run side by side
     await inParallel(planned, IMPORT_CONCURRENCY, async (p) => {
-      const existed = await this.owner(tenant, 'email', p.email);
+      // the owners were read with the plan; an email claimed since then is found by the enrolment
+      const existed = emailOwners.get(p.email) ?? null;
       let memberId = existed;
       const current = existed ? await this.members.load(tenant, existed) : null;
-      if (!current?.exists || current.state === 'prospect') {
-        // unknown customers (and prospects) are enrolled: they had joined the old programme, whose
-        // signup bonus they already had; an enrolled member's profile is left as it is
-        const { member } = await this.members.enrol(tenant, { email: p.email, phone: p.phone, external_ref: p.external_ref }, now, { signupBonus: false });
-        memberId = member.id;
-        if (!current?.exists) members_created++;
-      }
-      const id = memberId!;
-      const cause = `migration:${batch_id}:${id}`;
       const expires_at = p.expires_at ?? expiresAtFor(program.settings.expiry, null, now);
-      await this.members.decide(tenant, id, (s) => {
-        if (s.causes.has(cause)) return { events: [], result: null };
-        const events: MemberEvent[] = decideAdjust(s, {
+      const entry = (id: string, s: MemberAggregate): MemberEvent[] => {
+        const cause = `migration:${batch_id}:${id}`;
+        if (s.causes.has(cause)) return [];
+        return decideAdjust(s, {
           entryId: newId('LE'), amount_cents: p.amount_cents, reason_code: MIGRATION_REASON, note: null, cause, actor: 'admin',
           at: now, expires_at, batch_id,
         });
-        return { events, result: null };
-      });
+      };
+      if (!current?.exists || current.state === 'prospect') {
+        // unknown customers (and prospects) are enrolled: they had joined the old programme, whose
+        // signup bonus they already had; an enrolled member's profile is left as it is. A member
+        // this call creates gets its entry in the same append as its creation.
+        const r = await this.members.enrol(tenant, { email: p.email, phone: p.phone, external_ref: p.external_ref }, now, { signupBonus: false, also: entry });
+        memberId = r.member.id;
+        if (!current?.exists && r.created) members_created++;
+        if (r.alsoApplied) {
+          imported++;
+          return;
+        }
+      }
+      const id = memberId!;
+      await this.members.decide(tenant, id, (s) => ({ events: entry(id, s), result: null }));
       imported++;
     });
     return { batch_id, imported, members_created };

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import type { SealedPii } from '@loyalty/domain-member';
+import { GroupCommitter } from '@loyalty/event-store';
 
 export interface Pii { email: string | null; phone: string | null; external_ref: string | null }
 
@@ -11,6 +12,25 @@ export interface Pii { email: string | null; phone: string | null; external_ref:
 export class PiiVault {
   private readonly keys = new Map<string, Buffer | null>();
   private readonly opened = new WeakMap<SealedPii, Pii>();
+  /**
+   * Key look-ups that arrive together share one statement (many enrolments at once): creating
+   * ones insert a fresh key unless the member has one, and every item gets the member's key.
+   */
+  private readonly fetches = new GroupCommitter<{ tenant: string; memberId: string; create: boolean }, Buffer | null>(async (items) => {
+    const { rows } = await this.pool.query<{ n: string; key: Buffer | null }>(
+      `with q as (select * from unnest($1::text[], $2::text[], $3::bytea[]) with ordinality as q(tenant, member_id, key, n)),
+            ins as (
+              insert into ledger.member_keys (tenant, member_id, key)
+              select tenant, member_id, key from q where key is not null order by tenant, member_id
+              on conflict do nothing returning tenant, member_id, key)
+       select q.n, coalesce(i.key, k.key) as key from q
+         left join ins i on i.tenant = q.tenant and i.member_id = q.member_id
+         left join ledger.member_keys k on k.tenant = q.tenant and k.member_id = q.member_id`,
+      [items.map((i) => i.tenant), items.map((i) => i.memberId), items.map((i) => (i.create ? randomBytes(32) : null))]);
+    const out: (Buffer | null)[] = items.map(() => null);
+    for (const r of rows) out[Number(r.n) - 1] = r.key;
+    return out;
+  });
   constructor(private readonly pool: Pool) {}
 
   private id(tenant: string, memberId: string) { return `${tenant}/${memberId}`; }
@@ -19,13 +39,14 @@ export class PiiVault {
     const cacheKey = this.id(tenant, memberId);
     const hit = this.keys.get(cacheKey);
     if (hit) return hit;
-    if (create) {
-      await this.pool.query('insert into ledger.member_keys (tenant, member_id, key) values ($1,$2,$3) on conflict do nothing', [tenant, memberId, randomBytes(32)]);
-    }
-    const { rows } = await this.pool.query<{ key: Buffer }>('select key from ledger.member_keys where tenant = $1 and member_id = $2', [tenant, memberId]);
-    const key = rows[0]?.key ?? null;
+    const key = await this.fetches.submit({ tenant, memberId, create });
     if (key) this.keys.set(cacheKey, key);
     return key;
+  }
+
+  /** Remembers a member's key that the caller has just stored (e.g. with the member's identity claim). */
+  adopt(tenant: string, memberId: string, key: Buffer): void {
+    this.keys.set(this.id(tenant, memberId), key);
   }
 
   async seal(tenant: string, memberId: string, pii: Pii): Promise<SealedPii> {

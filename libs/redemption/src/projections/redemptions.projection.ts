@@ -21,6 +21,43 @@ export class RedemptionsProjection implements Projection {
   readonly filter = { streamPrefixes: ['member-'], eventTypes: [...HANDLED] as string[] };
   readonly tables = ['redemption.redemptions', 'redemption.reservations'];
 
+  /** New rows of the batch not written yet: inserted in one statement each, before any update reads them. */
+  private issued: unknown[][] = [];
+  private opened: unknown[][] = [];
+
+  async beforeBatch(): Promise<void> {
+    this.issued = [];
+    this.opened = [];
+  }
+
+  async afterBatch(tx: PoolClient): Promise<void> {
+    await this.flush(tx);
+  }
+
+  private async flush(tx: PoolClient): Promise<void> {
+    const issued = this.issued;
+    const opened = this.opened;
+    this.issued = [];
+    this.opened = [];
+    const col = (rows: unknown[][], i: number) => rows.map((r) => r[i]);
+    if (issued.length) {
+      await tx.query(
+        `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
+         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
+         on conflict (tenant, id) do nothing`,
+        Array.from({ length: 11 }, (_, i) => col(issued, i)));
+    }
+    if (opened.length) {
+      await tx.query(
+        `insert into redemption.reservations (tenant, id, member_id, status, amount_cents, cart_ref, expires_at, created_at)
+         select t.tenant, t.id, t.member_id, 'open', t.amount_cents, t.cart_ref, t.expires_at, t.created_at
+         from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[])
+           as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at)
+         on conflict (tenant, id) do nothing`,
+        Array.from({ length: 7 }, (_, i) => col(opened, i)));
+    }
+  }
+
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
@@ -29,12 +66,20 @@ export class RedemptionsProjection implements Projection {
     switch (e.type) {
       case 'VoucherIssued': {
         const d = e.data;
-        await tx.query(
-          `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
-           values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) on conflict (tenant, id) do nothing`,
-          [tenant, d.redemption_id, memberId, d.code, d.mode, d.mode === 'direct' ? 'used' : 'created', d.amount_cents, d.order_ref, d.entry_id, d.expires_at, d.at]);
+        this.issued.push([tenant, d.redemption_id, memberId, d.code, d.mode, d.mode === 'direct' ? 'used' : 'created', d.amount_cents, d.order_ref, d.entry_id, d.expires_at, d.at]);
         return;
       }
+      case 'ReservationOpened': {
+        const d = e.data;
+        this.opened.push([tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at]);
+        return;
+      }
+      default:
+        break;
+    }
+    // an update moves a row out of the status it names: the rows it may touch are written first
+    await this.flush(tx);
+    switch (e.type) {
       case 'VoucherUsed':
         await tx.query(
           `update redemption.redemptions set status = 'used', order_ref = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
@@ -45,14 +90,6 @@ export class RedemptionsProjection implements Projection {
           `update redemption.redemptions set status = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
           [tenant, e.data.redemption_id, e.data.reason === 'expired' ? 'expired' : 'restored']);
         return;
-      case 'ReservationOpened': {
-        const d = e.data;
-        await tx.query(
-          `insert into redemption.reservations (tenant, id, member_id, status, amount_cents, cart_ref, expires_at, created_at)
-           values ($1,$2,$3,'open',$4,$5,$6,$7) on conflict (tenant, id) do nothing`,
-          [tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at]);
-        return;
-      }
       case 'ReservationConfirmed':
         await tx.query(
           `update redemption.reservations set status = 'confirmed', order_ref = $3, ledger_entry_id = $4, updated_at = now()

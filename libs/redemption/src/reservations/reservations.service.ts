@@ -45,6 +45,7 @@ export class ReservationsService {
       };
     }, (s, id) => {
       const r = s.reservations.get(id)!;
+      this.ctx.rememberOwner(tenant, id, memberId);
       if (id === reservationId) return { view: reservationView(r, memberId), replay: false };
       if (r.amount_cents !== input.amount_cents || r.cart_ref !== cartRef) {
         throw problem('idempotency-key-reused', 'This Idempotency-Key was used for a different reservation');
@@ -83,9 +84,8 @@ export class ReservationsService {
   }
 
   private async ownerOf(tenant: string, id: string): Promise<string> {
-    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
-      'select member_id from redemption.reservations where tenant = $1 and id = $2', [tenant, id]);
-    if (!rows.length) throw notFound('reservation');
-    return rows[0].member_id;
+    const owner = await this.ctx.ownerOf(tenant, 'reservations', id);
+    if (!owner) throw notFound('reservation');
+    return owner;
   }
 }

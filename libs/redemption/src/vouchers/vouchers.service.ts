@@ -2,6 +2,7 @@ import {
   MemberAggregate, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
 } from '@loyalty/domain-member';
 import { newId, newVoucherCode, notFound, problem } from '@loyalty/platform';
+import { GroupCommitter } from '@loyalty/event-store';
 import { crashPoint } from '@loyalty/runtime';
 import { RedemptionView, redemptionView } from '../redemption.views';
 import { SpendingContext } from '../spending.context';
@@ -47,6 +48,7 @@ export class VouchersService {
     }, (s, id) => {
       crashPoint('redemption.create:after-append'); // test-only hook (after the append, before the read model and the reply), inert unless LOYALTY_CRASH_POINT names it
       const v = s.vouchers.get(id)!;
+      this.ctx.rememberOwner(tenant, id, memberId);
       if (id === redemptionId) return { view: redemptionView(v, memberId), replay: false };
       const original = asCreated(s, v, memberId);
       if (original.amount_cents !== input.amount_cents || original.mode !== mode || (orderRef !== null && original.order_ref !== orderRef)) {
@@ -95,18 +97,26 @@ export class VouchersService {
   }
 
   private async ownerOf(tenant: string, id: string): Promise<string> {
-    const { rows } = await this.ctx.pool.query<{ member_id: string }>(
-      'select member_id from redemption.redemptions where tenant = $1 and id = $2', [tenant, id]);
-    if (!rows.length) throw notFound('redemption');
-    return rows[0].member_id;
+    const owner = await this.ctx.ownerOf(tenant, 'redemptions', id);
+    if (!owner) throw notFound('redemption');
+    return owner;
   }
 
   /** Codes are random (32^8); a code already issued in this programme is drawn again. */
   private async freshCode(tenant: string): Promise<string> {
     for (;;) {
       const code = newVoucherCode();
-      const { rowCount } = await this.ctx.pool.query('select 1 from redemption.redemptions where tenant = $1 and code = $2', [tenant, code]);
-      if (!rowCount) return code;
+      if (!(await this.codeTaken.submit({ tenant, code }))) return code;
     }
   }
+
+  /** Code checks that arrive together share one query (many redemptions at once). */
+  private readonly codeTaken = new GroupCommitter<{ tenant: string; code: string }, boolean>(async (items) => {
+    const { rows } = await this.ctx.pool.query<{ n: string }>(
+      `select q.n from unnest($1::text[], $2::text[]) with ordinality as q(tenant, code, n)
+       where exists (select 1 from redemption.redemptions r where r.tenant = q.tenant and r.code = q.code)`,
+      [items.map((i) => i.tenant), items.map((i) => i.code)]);
+    const taken = new Set(rows.map((r) => Number(r.n) - 1));
+    return items.map((_, i) => taken.has(i));
+  });
 }

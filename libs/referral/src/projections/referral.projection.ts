@@ -64,10 +64,13 @@ export class ReferralProjection implements Projection {
   private paid: { tenant: string; member_id: string; order: ReferralOrder }[] = [];
   /** `tenant|friend` of the batch's payers that have (or get, in this batch) a referral: only their orders need the reaction. */
   private referred = new Set<string>();
+  /** Codes of the batch's new members not written yet: written in one statement before anything reads or deletes codes. */
+  private codes: { tenant: string; code: string; member_id: string }[] = [];
 
   /** Reads ahead which of the batch's payers are anyone's referred friend (one query instead of one per order). */
   async beforeBatch(tx: PoolClient, events: readonly RecordedEvent[]): Promise<void> {
     this.paid = [];
+    this.codes = [];
     this.referred.clear();
     if (!this.onOrderPaid) return;
     const payers = events.filter((e) => e.type === 'OrderPaid').flatMap((e) => {
@@ -84,7 +87,18 @@ export class ReferralProjection implements Projection {
   }
 
   async afterBatch(tx: PoolClient): Promise<void> {
+    await this.writeCodes(tx);
     await this.writePaid(tx);
+  }
+
+  private async writeCodes(tx: PoolClient): Promise<void> {
+    const rows = this.codes;
+    this.codes = [];
+    if (!rows.length) return;
+    await tx.query(
+      `insert into referral.codes (tenant, code, member_id)
+       select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing`,
+      [rows.map((r) => r.tenant), rows.map((r) => r.code), rows.map((r) => r.member_id)]);
   }
 
   private async writePaid(tx: PoolClient): Promise<void> {
@@ -104,12 +118,13 @@ export class ReferralProjection implements Projection {
         const m = MEMBER_STREAM.exec(event.streamId);
         const d = event.data as MemberCreated;
         if (!m || !d.referral_code) return;
-        await tx.query('insert into referral.codes (tenant, code, member_id) values ($1,$2,$3) on conflict do nothing', [m[1], d.referral_code, m[2]]);
+        this.codes.push({ tenant: m[1], code: d.referral_code, member_id: m[2] });
         return;
       }
       case 'MemberErased': {
         // an erased member's code no longer resolves (like their email and phone)
         const m = MEMBER_STREAM.exec(event.streamId);
+        await this.writeCodes(tx);
         if (m) await tx.query('delete from referral.codes where tenant = $1 and member_id = $2', [m[1], m[2]]);
         return;
       }
@@ -121,6 +136,7 @@ export class ReferralProjection implements Projection {
         this.paid.push({ tenant: m[1], member_id: d.member_id, order });
         // a payer nobody referred needs no reaction (it would find no pending or held referral)
         if (this.onOrderPaid && this.referred.has(`${m[1]}|${d.member_id}`)) {
+          await this.writeCodes(tx);
           await this.writePaid(tx);
           await this.onOrderPaid(tx, { tenant: m[1], member_id: d.member_id, order });
         }

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import pino, { Logger as Pino, LevelWithSilent } from 'pino';
 import { currentRequestId, redactText } from '@loyalty/platform';
 
@@ -53,7 +54,7 @@ export const setLogService = (name: string): void => {
 export const rootLogger = (): Pino => {
   root ??= pino({
     level: parseLogLevel(process.env.LOG_LEVEL),
-    base: { service, pid: process.pid, hostname: process.env.HOSTNAME ?? undefined },
+    base: { service, pid: process.pid, hostname: hostname() },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
     mixin: () => {

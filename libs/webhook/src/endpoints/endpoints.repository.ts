@@ -1,18 +1,10 @@
 import { Pool } from 'pg';
+import { IsNull } from 'typeorm';
 import type { WebhookEndpointView, WebhookEventKind } from '@loyalty/contracts';
-import { Queryable, inTransaction } from '@loyalty/platform';
+import { Queryable, configOrm } from '@loyalty/platform';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
 
-export interface EndpointRow {
-  tenant: string;
-  id: string;
-  url: string;
-  events: WebhookEventKind[];
-  secret: string;
-  status: 'active' | 'disabled';
-  failure_count: number;
-  disabled_at: Date | null;
-  created_at: Date;
-}
+export type EndpointRow = WebhookEndpoint;
 
 /** An active endpoint as the event projection sees it. */
 export interface Subscriber { id: string; events: WebhookEventKind[]; created_at: Date }
@@ -27,36 +19,37 @@ export const endpointView = (r: EndpointRow): WebhookEndpointView => ({
   created_at: r.created_at.toISOString(),
 });
 
-/** webhook.endpoints: registration, listing and soft deletion (deliveries keep their history). */
+/**
+ * webhook.endpoints: registration, listing and soft deletion (deliveries keep their history), through
+ * the `WebhookEndpoint` entity; the fan-out read stays SQL inside the projection's transaction.
+ */
 export class EndpointsRepository {
   constructor(private readonly pool: Pool) {}
 
+  private async endpoints() {
+    return (await configOrm(this.pool)).getRepository(WebhookEndpoint);
+  }
+
   async insert(tenant: string, e: { id: string; url: string; events: WebhookEventKind[]; secret: string }): Promise<EndpointRow> {
-    const { rows } = await this.pool.query<EndpointRow>(
-      `insert into webhook.endpoints (tenant, id, url, events, secret) values ($1,$2,$3,$4,$5) returning *`,
-      [tenant, e.id, e.url, e.events, e.secret]);
-    return rows[0];
+    const repo = await this.endpoints();
+    const { raw } = await repo.createQueryBuilder().insert().values({ tenant, id: e.id, url: e.url, events: e.events, secret: e.secret }).returning('*').execute();
+    return repo.create((raw as WebhookEndpoint[])[0]);
   }
 
   async list(tenant: string): Promise<EndpointRow[]> {
-    const { rows } = await this.pool.query<EndpointRow>(
-      'select * from webhook.endpoints where tenant = $1 and deleted_at is null order by created_at, id', [tenant]);
-    return rows;
+    return (await this.endpoints()).find({ where: { tenant, deleted_at: IsNull() }, order: { created_at: 'ASC', id: 'ASC' } });
   }
 
   async find(tenant: string, id: string): Promise<EndpointRow | null> {
-    const { rows } = await this.pool.query<EndpointRow>(
-      'select * from webhook.endpoints where tenant = $1 and id = $2 and deleted_at is null', [tenant, id]);
-    return rows[0] ?? null;
+    return (await this.endpoints()).findOneBy({ tenant, id, deleted_at: IsNull() });
   }
 
   /** Deletes (softly) and cancels what was still queued for it; false when there was nothing to delete. */
   async delete(tenant: string, id: string): Promise<boolean> {
-    return inTransaction(this.pool, async (tx) => {
-      const gone = await tx.query(
-        'update webhook.endpoints set deleted_at = now() where tenant = $1 and id = $2 and deleted_at is null', [tenant, id]);
-      if (!gone.rowCount) return false;
-      await tx.query(
+    return (await configOrm(this.pool)).transaction(async (m) => {
+      const gone = await m.update(WebhookEndpoint, { tenant, id, deleted_at: IsNull() }, { deleted_at: () => 'now()' });
+      if (!gone.affected) return false;
+      await m.query(
         `update webhook.deliveries set status = 'cancelled', last_error = 'endpoint deleted'
          where tenant = $1 and endpoint_id = $2 and status = 'pending'`, [tenant, id]);
       return true;

@@ -70,7 +70,62 @@ export class WebhookEventsProjection implements Projection {
   /** A tenant's active endpoints, read once per batch (the batch is one transaction, milliseconds long). */
   private readonly batchSubscribers = new Map<string, Promise<Awaited<ReturnType<EndpointsRepository['subscribers']>>>>();
 
-  beforeBatch(): void { this.batchSubscribers.clear(); }
+  /**
+   * The batch's lot-watch changes per member (`tenant|member`), written once at the end of the
+   * batch (only this projection writes webhook.lot_watch, so nothing reads it in between):
+   * `full` replaces every row of the member (after a cold fold), `lots` holds each changed lot's
+   * last figures, null for a lot that is spent or gone.
+   */
+  private lotChanges = new Map<string, { tenant: string; memberId: string; full: boolean; lots: Map<string, { remaining_cents: number; expires_at: string } | null> }>();
+
+  beforeBatch(): void {
+    this.batchSubscribers.clear();
+    this.lotChanges.clear();
+  }
+
+  async afterBatch(tx: PoolClient): Promise<void> {
+    const changes = [...this.lotChanges.values()];
+    this.lotChanges.clear();
+    if (!changes.length) return;
+    const full = changes.filter((c) => c.full);
+    if (full.length) {
+      await tx.query(
+        `delete from webhook.lot_watch w using unnest($1::text[], $2::text[]) as f(tenant, member_id)
+         where w.tenant = f.tenant and w.member_id = f.member_id`,
+        [full.map((c) => c.tenant), full.map((c) => c.memberId)]);
+    }
+    const gone: [string, string, string][] = [];
+    const live: [string, string, string, string, string][] = [];
+    for (const c of changes) {
+      for (const [lot, v] of c.lots) {
+        if (v) live.push([c.tenant, c.memberId, lot, String(v.remaining_cents), v.expires_at]);
+        else if (!c.full) gone.push([c.tenant, c.memberId, lot]);
+      }
+    }
+    if (gone.length) {
+      await tx.query(
+        `delete from webhook.lot_watch w using unnest($1::text[], $2::text[], $3::text[]) as g(tenant, member_id, lot_id)
+         where w.tenant = g.tenant and w.member_id = g.member_id and w.lot_id = g.lot_id`,
+        [gone.map((g) => g[0]), gone.map((g) => g[1]), gone.map((g) => g[2])]);
+    }
+    if (live.length) {
+      await tx.query(
+        `insert into webhook.lot_watch (tenant, member_id, lot_id, remaining_cents, expires_at)
+         select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[])
+         on conflict (tenant, member_id, lot_id) do update set remaining_cents = excluded.remaining_cents, expires_at = excluded.expires_at`,
+        [0, 1, 2, 3, 4].map((i) => live.map((l) => l[i])));
+    }
+  }
+
+  private lotChangesOf(tenant: string, memberId: string) {
+    const k = `${tenant}|${memberId}`;
+    let c = this.lotChanges.get(k);
+    if (!c) {
+      c = { tenant, memberId, full: false, lots: new Map() };
+      this.lotChanges.set(k, c);
+    }
+    return c;
+  }
 
   private subscribersOf(tx: PoolClient, tenant: string) {
     let hit = this.batchSubscribers.get(tenant);
@@ -178,35 +233,24 @@ export class WebhookEventsProjection implements Projection {
    * Mirrors the member's unspent dated lots into webhook.lot_watch: the lots the event changed
    * (`lots_changed`) when the rows are in step, all of them after a cold fold.
    */
-  private async watchLots(tx: PoolClient, tenant: string, memberId: string, f: Folded): Promise<void> {
+  private async watchLots(_tx: PoolClient, tenant: string, memberId: string, f: Folded): Promise<void> {
     if (f.synced) {
-      const changed = [...new Map(f.state.lots_changed.filter((l) => l.expires_at).map((l) => [l.entry_id, l])).values()];
+      const changed = f.state.lots_changed.filter((l) => l.expires_at);
       if (!changed.length) return;
-      const live = changed.filter((l) => l.remaining_cents > 0);
-      const gone = changed.filter((l) => l.remaining_cents <= 0).map((l) => l.entry_id);
-      f.watched ||= live.length > 0;
-      await tx.query(
-        `with gone as (delete from webhook.lot_watch w where w.tenant = $1 and w.member_id = $2 and w.lot_id = any($6::text[]))
-         insert into webhook.lot_watch (tenant, member_id, lot_id, remaining_cents, expires_at)
-         select $1, $2, lot_id, remaining_cents, expires_at from unnest($3::text[], $4::bigint[], $5::timestamptz[]) as t(lot_id, remaining_cents, expires_at)
-         on conflict (tenant, member_id, lot_id) do update set remaining_cents = excluded.remaining_cents, expires_at = excluded.expires_at`,
-        [tenant, memberId, live.map((l) => l.entry_id), live.map((l) => String(l.remaining_cents)), live.map((l) => l.expires_at), gone]);
+      const c = this.lotChangesOf(tenant, memberId);
+      for (const l of changed) {
+        c.lots.set(l.entry_id, l.remaining_cents > 0 ? { remaining_cents: l.remaining_cents, expires_at: l.expires_at! } : null);
+        if (l.remaining_cents > 0) f.watched = true;
+      }
       return;
     }
     f.synced = true;
     const lots = [...liveLots(f.state)].filter((l) => l.expires_at);
     if (!lots.length && !f.watched) return;
     f.watched = lots.length > 0;
-    await tx.query(
-      `with cur as (
-         select * from unnest($3::text[], $4::bigint[], $5::timestamptz[]) as t(lot_id, remaining_cents, expires_at)
-       ), gone as (
-         delete from webhook.lot_watch w where w.tenant = $1 and w.member_id = $2
-           and not exists (select 1 from cur where cur.lot_id = w.lot_id)
-       )
-       insert into webhook.lot_watch (tenant, member_id, lot_id, remaining_cents, expires_at)
-       select $1, $2, lot_id, remaining_cents, expires_at from cur
-       on conflict (tenant, member_id, lot_id) do update set remaining_cents = excluded.remaining_cents, expires_at = excluded.expires_at`,
-      [tenant, memberId, lots.map((l) => l.entry_id), lots.map((l) => String(l.remaining_cents)), lots.map((l) => l.expires_at)]);
+    // a cold fold: the member's rows become exactly its live dated lots
+    const c = this.lotChangesOf(tenant, memberId);
+    c.full = true;
+    c.lots = new Map(lots.map((l) => [l.entry_id, { remaining_cents: l.remaining_cents, expires_at: l.expires_at! }]));
   }
 }
