@@ -1,4 +1,4 @@
-import { INestMicroservice, LogLevel } from '@nestjs/common';
+import { INestMicroservice, Logger, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ProblemError } from '@loyalty/platform';
 import { PrivateKafka, sleep, startPrivateKafka } from '@loyalty/testing';
@@ -16,7 +16,8 @@ import { KafkaBus, kafkaServerOptions, kafkaServerReady } from './kafka.transpor
  * round trips on every partition must work again within BOUND_MS: a bound on waiting, not on speed.
  */
 
-const logger: LogLevel[] = (process.env.RECOVERY_LOG ?? 'error').split(',') as LogLevel[];
+// kafkajs logs every failed connection of the outage: quiet unless RECOVERY_LOG=error,warn,log
+const logger: LogLevel[] | false = process.env.RECOVERY_LOG ? (process.env.RECOVERY_LOG.split(',') as LogLevel[]) : false;
 const log = (msg: string) => process.stdout.write(`[recovery] ${msg}\n`);
 
 /** Kill/restart cycles (RECOVERY_CYCLES to repeat them) and how long the broker stays down each time. */
@@ -36,6 +37,7 @@ describe('KafkaBus and a Kafka service across a broker kill (private broker)', (
 
   beforeAll(async () => {
     process.on('unhandledRejection', record);
+    Logger.overrideLogger(logger);
     kafka = await startPrivateKafka();
     const brokers = [kafka.brokers];
     app = await NestFactory.createMicroservice(commandBusContractModule(patterns, recorder), {
@@ -53,6 +55,7 @@ describe('KafkaBus and a Kafka service across a broker kill (private broker)', (
     await app?.close().catch(() => undefined);
     await kafka?.stop();
     process.off('unhandledRejection', record);
+    Logger.overrideLogger(['error', 'warn']);
   }, 120_000);
 
   // 16 keys: every partition of the 4 of each topic, in both directions
