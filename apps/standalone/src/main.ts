@@ -1,8 +1,9 @@
 import 'reflect-metadata';
-import { installGracefulShutdown } from '@loyalty/runtime';
+import { installGracefulShutdown, keepRunningOnUnhandledRejection } from '@loyalty/runtime';
 import { startStandalone } from './start';
 
 void (async () => {
+  keepRunningOnUnhandledRejection('standalone');
   const { app, config, url } = await startStandalone({}, undefined, { waitForDatabase: true });
   installGracefulShutdown(app, { name: 'standalone' });
   const banner = [

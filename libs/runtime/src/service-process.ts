@@ -8,7 +8,7 @@ import { OpsController } from './ops/ops.controller';
 import { metricsMiddleware } from './ops/metrics';
 import { READINESS_CHECKS } from './ops/readiness';
 import { RedactingLogger } from './ops/redacting-logger';
-import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, retryWithBackoff } from './lifecycle';
+import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, keepRunningOnUnhandledRejection, retryWithBackoff } from './lifecycle';
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
 export const ALL_PATTERNS: string[] = Object.values(PATTERNS).flatMap((group) => Object.values(group) as string[]);
@@ -55,6 +55,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   const config = loadConfig();
   if (!config.kafkaBrokers?.length) throw new Error('KAFKA_BROKERS is required in distributed mode');
   const brokers = config.kafkaBrokers;
+  keepRunningOnUnhandledRejection(options.name);
   // the port answers (healthz 200, readyz 503) while PostgreSQL and Kafka are not reachable yet
   const starting = new StartingResponder(config.port, ['database', 'broker'], config.baseUrl);
   await starting.listen();
