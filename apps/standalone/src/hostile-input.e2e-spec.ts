@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { Client } from 'pg';
 import { TestApp, startTestApp } from './testing/harness';
 
 /**
@@ -167,13 +170,58 @@ describe('hostile input (standalone, over HTTP)', () => {
       }
     });
 
-    it("refuses a sandbox webhook on the service's own listening port, at creation and on /test", async () => {
+    it("refuses a sandbox webhook on the service's own listening port at creation", async () => {
       const port = new URL(app.url).port;
       const r = await app.http('POST', '/v1/webhook_endpoints', { key: testKey, body: { url: `http://127.0.0.1:${port}/v1/ping`, events: ['member.enrolled'] } });
       expectProblem(r, 422, 'validation', ['/url']);
       expect(r.body.errors[0].message).toMatch(/own port/);
       const viaName = await app.http('POST', '/v1/webhook_endpoints', { key: testKey, body: { url: `http://localhost:${port}/`, events: ['member.enrolled'] } });
       expectProblem(viaName, 422, 'validation', ['/url']);
+    });
+
+    it("refuses /test on a sandbox endpoint whose URL is (now) one of the service's own ports, without connecting to it", async () => {
+      // a loopback receiver that counts the connections made to it
+      let connections = 0;
+      const receiver = createServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'); });
+      receiver.on('connection', () => { connections += 1; });
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+      const port = (receiver.address() as AddressInfo).port;
+      const saved = process.env.LOYALTY_RESERVED_PORTS;
+      try {
+        const created = await app.http('POST', '/v1/webhook_endpoints', { key: testKey, body: { url: `http://127.0.0.1:${port}/hook`, events: ['member.enrolled'] } });
+        expect(created.status).toBe(201);
+        const id = created.body.data.id as string;
+        const test = () => app.http('POST', `/v1/webhook_endpoints/${id}/test`, { key: testKey });
+        const refusal = { status_code: null, ok: false, error: "the url points to one of the service's own ports" };
+
+        // a loopback port that is not the service's: the sandbox may test it (decisions §8)
+        expect((await test()).body.data).toMatchObject({ status_code: 200, ok: true });
+        expect(connections).toBe(1);
+
+        // the same port once the deployment listens there (the distributed topology lists each of
+        // its processes' ports in LOYALTY_RESERVED_PORTS): refused before any connection is made
+        process.env.LOYALTY_RESERVED_PORTS = String(port);
+        const refused = await test();
+        expect(refused.status).toBe(200);
+        expect(refused.body.data).toMatchObject(refusal);
+        expect(connections).toBe(1);
+
+        // an endpoint stored before the service came to listen on its port: its own listening port,
+        // by address and by name, is never probed
+        const db = new Client({ connectionString: app.databaseUrl });
+        await db.connect();
+        try {
+          for (const url of [`http://127.0.0.1:${new URL(app.url).port}/v1/ping`, `http://localhost:${new URL(app.url).port}/healthz`]) {
+            await db.query('update webhook.endpoints set url = $1 where id = $2', [url, id]);
+            expect((await test()).body.data).toMatchObject(refusal);
+          }
+        } finally {
+          await db.end();
+        }
+      } finally {
+        if (saved === undefined) delete process.env.LOYALTY_RESERVED_PORTS; else process.env.LOYALTY_RESERVED_PORTS = saved;
+        await new Promise<void>((r) => { receiver.closeAllConnections(); receiver.close(() => r()); });
+      }
     });
   });
 });

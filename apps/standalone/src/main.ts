@@ -1,10 +1,11 @@
 import './tracing';
 import 'reflect-metadata';
-import { installGracefulShutdown, rootLogger, setLogService } from '@loyalty/runtime';
+import { installGracefulShutdown, keepRunningOnUnhandledRejection, rootLogger, setLogService } from '@loyalty/runtime';
 import { startStandalone } from './start';
 
 setLogService('standalone');
 void (async () => {
+  keepRunningOnUnhandledRejection('standalone');
   const { app, config, url } = await startStandalone({}, undefined, { waitForDatabase: true });
   installGracefulShutdown(app, { name: 'standalone' });
   const log = rootLogger().child({ context: 'lifecycle' });

@@ -1,4 +1,4 @@
-import { ProblemData, ProblemError, problem } from '@loyalty/platform';
+import { ProblemData, ProblemError, isUnavailable, problem, unavailable } from '@loyalty/platform';
 
 /** What crosses the bus as a reply: data, or a problem the gateway renders as RFC 9457. */
 export type Reply<T> = { ok: true; data: T } | { ok: false; problem: ProblemData };
@@ -25,7 +25,7 @@ export const unwrap = <T>(r: Reply<T> | undefined | null): T => {
  * bug. ProblemErrors pass through unchanged.
  */
 export const handlerFailure = (pattern: string, e: unknown): ProblemError =>
-  ProblemError.is(e) ? e : problem('internal', `${pattern} failed: ${errorMessage(e)}`);
+  ProblemError.is(e) ? e : isUnavailable(e) ? unavailable() : problem('internal', `${pattern} failed: ${errorMessage(e)}`);
 
 const errorMessage = (e: unknown): string => {
   if (e instanceof Error) return e.message;

@@ -1,4 +1,6 @@
-import { Transport } from '@nestjs/microservices';
+import { Logger } from '@nestjs/common';
+import { KafkaContext, Transport } from '@nestjs/microservices';
+import { KafkaJSNumberOfRetriesExceeded } from 'kafkajs';
 import type { ProducerBatch, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
 import { ProblemError } from '@loyalty/platform';
 import {
@@ -95,5 +97,116 @@ describe('KafkaBus without a broker', () => {
     const e = await bus.request('redemption.redeem', {}).catch((err: unknown) => err);
     expect(e).toBeInstanceOf(ProblemError);
     expect((e as ProblemError).problem.slug).toBe('internal');
+  });
+});
+
+/** A stand-in for a kafkajs consumer: records listeners so a test can fire CRASH itself. */
+const fakeConsumer = () => {
+  const listeners = new Map<string, ((e: unknown) => void)[]>();
+  const events = { CONNECT: 'consumer.connect', DISCONNECT: 'consumer.disconnect', REBALANCING: 'consumer.rebalancing', STOP: 'consumer.stop', CRASH: 'consumer.crash', GROUP_JOIN: 'consumer.group_join' };
+  return {
+    events,
+    on: (name: string, fn: (e: unknown) => void) => { listeners.set(name, [...(listeners.get(name) ?? []), fn]); return () => undefined; },
+    disconnect: jest.fn(async () => undefined),
+    crash: (restart: boolean) => { for (const fn of listeners.get(events.CRASH) ?? []) fn({ payload: { error: new Error('The coordinator is not aware of this member'), groupId: 'g', restart } }); },
+  };
+};
+
+describe('TopicCreatingServerKafka (issue 8: a service survives a broker outage)', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(['error', 'warn']));
+
+  it('drops a reply it cannot send with a warning, instead of rejecting (an unhandled rejection ended the process)', async () => {
+    const server = kafkaServerOptions(['127.0.0.1:1'], 'g', 'c').strategy;
+    const send = jest.fn(async () => { throw new KafkaJSNumberOfRetriesExceeded(new Error('Connection error: connect ECONNREFUSED'), { retryCount: 10, retryTime: 3000 }); });
+    Object.assign(server, { producer: { send } });
+    const sent = server.sendMessage({ id: 'corr-1', response: { ok: true } }, 'ledger.event.process.reply', '0', 'corr-1', {} as KafkaContext);
+    await expect(sent).resolves.toEqual([]);
+    expect(send).toHaveBeenCalledTimes(1);
+  });
+
+  it('starts its consumer again when kafkajs gives up on it (CRASH without restart), and only then', async () => {
+    const server = kafkaServerOptions(['127.0.0.1:1'], 'g', 'c').strategy;
+    const consumer = fakeConsumer();
+    const listen = jest.spyOn(server, 'listen').mockImplementation(async (cb: (err?: unknown) => void) => { cb(); });
+    Object.assign(server, { consumer });
+    (server as unknown as { registerConsumerEventListeners(): void }).registerConsumerEventListeners();
+
+    consumer.crash(true); // kafkajs restarts it itself
+    expect(server.recovery).toBeNull();
+    consumer.crash(false);
+    expect(server.recovery).not.toBeNull();
+    await server.recovery;
+    expect(consumer.disconnect).toHaveBeenCalled();
+    expect(listen).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps trying to start the consumer again, with backoff, until it works', async () => {
+    const server = kafkaServerOptions(['127.0.0.1:1'], 'g', 'c').strategy;
+    const consumer = fakeConsumer();
+    let calls = 0;
+    const listen = jest.spyOn(server, 'listen').mockImplementation(async (cb: (err?: unknown) => void) => { calls += 1; cb(calls < 3 ? new Error('Connection error: connect ECONNREFUSED') : undefined); });
+    Object.assign(server, { consumer });
+    (server as unknown as { registerConsumerEventListeners(): void }).registerConsumerEventListeners();
+    consumer.crash(false);
+    await server.recovery;
+    expect(listen).toHaveBeenCalledTimes(3);
+  });
+
+  it('does not restart a consumer it is closing', async () => {
+    const server = kafkaServerOptions(['127.0.0.1:1'], 'g', 'c').strategy;
+    const consumer = fakeConsumer();
+    const listen = jest.spyOn(server, 'listen').mockImplementation(async (cb: (err?: unknown) => void) => { cb(); });
+    Object.assign(server, { consumer });
+    (server as unknown as { registerConsumerEventListeners(): void }).registerConsumerEventListeners();
+    await server.close();
+    consumer.crash(false);
+    expect(server.recovery).toBeNull();
+    expect(listen).not.toHaveBeenCalled();
+  });
+});
+
+describe('KafkaBus when kafkajs gives up on its reply consumer (issue 8)', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(['error', 'warn']));
+
+  const withFakeConsumer = (bus: KafkaBus) => {
+    const consumer = fakeConsumer();
+    const client = (bus as unknown as { client: { _consumer: unknown; registerConsumerEventListeners(): void } }).client;
+    client._consumer = consumer;
+    client.registerConsumerEventListeners();
+    return consumer;
+  };
+
+  it('connects again (no reply would ever arrive otherwise), failing requests fast meanwhile', async () => {
+    const bus = new KafkaBus(['127.0.0.1:1'], 'unit-recover', ['ledger.member.enrol']);
+    const consumer = withFakeConsumer(bus);
+    let release: () => void = () => undefined;
+    const connect = jest.spyOn(bus, 'connect').mockImplementation(() => new Promise<void>((r) => (release = r)));
+    consumer.crash(true);
+    expect(bus.recovery).toBeNull();
+    consumer.crash(false);
+    expect(bus.recovery).not.toBeNull();
+    await new Promise((r) => setImmediate(r));
+    const during = await bus.request('ledger.member.enrol', {}).catch((e: unknown) => e);
+    expect(during).toBeInstanceOf(ProblemError);
+    expect((during as ProblemError).problem.slug).toBe('unavailable');
+    expect((during as ProblemError).message).toMatch(/reconnecting/);
+    await new Promise((r) => setTimeout(r, 10));
+    release();
+    await bus.recovery;
+    expect(connect).toHaveBeenCalledTimes(1);
+    expect(bus.recovery).toBeNull();
+    connect.mockRestore();
+  });
+
+  it('a closed bus does not connect again', async () => {
+    const bus = new KafkaBus(['127.0.0.1:1'], 'unit-closed', ['ledger.member.enrol']);
+    const consumer = withFakeConsumer(bus);
+    await bus.close(0);
+    const connect = jest.spyOn(bus, 'connect');
+    consumer.crash(false);
+    expect(bus.recovery).toBeNull();
+    expect(connect).not.toHaveBeenCalled();
   });
 });

@@ -35,10 +35,13 @@ const lowLatencyConsumer = {
   maxWaitTimeInMs: 500,
 } as const;
 
+/** LOYALTY_KAFKA_LOG=info|debug shows kafkajs' group joins, restarts and requests (diagnosis); default warn. */
+const kafkaLogLevel = (): logLevel => ({ nothing: logLevel.NOTHING, error: logLevel.ERROR, info: logLevel.INFO, debug: logLevel.DEBUG })[process.env.LOYALTY_KAFKA_LOG ?? ''] ?? logLevel.WARN;
+
 const clientConfig = (clientId: string, brokers: string[]) => ({
   clientId,
   brokers,
-  logLevel: logLevel.WARN,
+  logLevel: kafkaLogLevel(),
   connectionTimeout: 3_000,
   // ~10 s of retries: a broker that has just created many topics answers "not the leader for that
   // topic-partition" for a few seconds after their metadata names a leader (seen in CI: the first
@@ -92,13 +95,44 @@ export interface KafkaServerTuning extends KafkaTopicSettings {
 
 type KafkaServerConfig = Required<KafkaOptions>['options'];
 
+/** Backoff of the recovery loops below: 0.5 s, 1 s, 2 s … at most 10 s apart. */
+const recoveryDelayMs = (attempt: number): number => Math.min(10_000, 500 * 2 ** Math.min(attempt, 5));
+
+/** Resolves with what `p` resolves with, or with `fallback` after `ms` (a stuck disconnect must not stall a recovery). */
+const within = <T>(p: Promise<T>, ms: number, fallback: T): Promise<T> =>
+  new Promise<T>((resolve) => {
+    const timer = setTimeout(() => resolve(fallback), ms);
+    p.then((v) => { clearTimeout(timer); resolve(v); }, () => { clearTimeout(timer); resolve(fallback); });
+  });
+
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** The payload of kafkajs' consumer CRASH event: `restart` false means kafkajs gave up on the consumer for good. */
+interface CrashEvent { payload: { error: Error; groupId: string; restart: boolean } }
+
 /**
  * ServerKafka that creates the topics of its handlers (and the reply topics of its request
- * handlers) before subscribing. Plain ServerKafka relies on auto-creation, and kafkajs' subscribe
- * to a topic that does not exist yet fails ("This server does not host this topic-partition"),
- * so a service started before its callers would not start at all.
+ * handlers) before subscribing, never dies of a reply it cannot send, and starts its consumer
+ * again when kafkajs gives up on it.
+ *
+ * - Plain ServerKafka relies on auto-creation, and kafkajs' subscribe to a topic that does not
+ *   exist yet fails ("This server does not host this topic-partition"), so a service started
+ *   before its callers would not start at all.
+ * - Nest sends a reply from a fire-and-forget `process.nextTick(async …)`: when the producer gives
+ *   up (the broker has been away for longer than its retries, ~20 s), the rejection is unhandled,
+ *   and an unhandled rejection ends a Node process. A service that was answering a request when
+ *   the broker was killed exited ~20 s later and never came back (issue 8: the fault test's
+ *   "no reply to ingest.events.submit within 20000 ms" for ten minutes was a dead ingest). A reply
+ *   that cannot be sent is now dropped with a warning: the caller times out and retries (every
+ *   request is idempotent).
+ * - kafkajs restarts a crashed consumer only when the crash's cause is retriable; otherwise it
+ *   emits CRASH with `restart: false` and the consumer stays stopped while the process lives on.
+ *   Then this server disconnects and listens again (with backoff, for as long as it takes).
  */
 export class TopicCreatingServerKafka extends ServerKafka {
+  private closing = false;
+  private recovering: Promise<void> | null = null;
+
   constructor(
     options: KafkaServerConfig,
     private readonly topicBrokers: string[],
@@ -126,6 +160,53 @@ export class TopicCreatingServerKafka extends ServerKafka {
       requestLog.debug(`handling ${payload.topic} (partition ${payload.partition}, offset ${payload.message.offset})`);
       return super.handleMessage(payload);
     }));
+  }
+
+  override async sendMessage(...args: Parameters<ServerKafka['sendMessage']>): Promise<RecordMetadata[]> {
+    try {
+      return await super.sendMessage(...args);
+    } catch (e) {
+      this.logger.warn(`a reply on ${args[1]} could not be sent (${messageOf(e)}); its caller times out and asks again`);
+      return [];
+    }
+  }
+
+  override async close(): Promise<void> {
+    this.closing = true;
+    await super.close();
+  }
+
+  /** Settles once a recovery started by a fatal consumer crash is over (tests). */
+  get recovery(): Promise<void> | null {
+    return this.recovering;
+  }
+
+  protected override registerConsumerEventListeners(): void {
+    super.registerConsumerEventListeners();
+    const consumer = this.consumer;
+    consumer?.on(consumer.events.CRASH, (e: CrashEvent) => {
+      if (!e.payload.restart && this.consumer === consumer) this.restartConsumer(e.payload.error);
+    });
+  }
+
+  private restartConsumer(error: Error): void {
+    if (this.closing || this.recovering) return;
+    this.logger.error(`kafkajs gave up on the consumer of ${this.groupId} (${messageOf(error)}); starting it again`);
+    this.recovering = (async () => {
+      for (let attempt = 0; !this.closing; attempt++) {
+        await within(super.close(), 10_000, undefined);
+        if (this.closing) return;
+        try {
+          await new Promise<void>((resolve, reject) => void this.listen((err?: unknown) => (err ? reject(err) : resolve())));
+          this.logger.log(`the consumer of ${this.groupId} runs again`);
+          return;
+        } catch (e) {
+          const wait = recoveryDelayMs(attempt);
+          this.logger.warn(`starting the consumer of ${this.groupId} again failed (${messageOf(e)}); retrying in ${wait} ms`);
+          await new Promise((r) => setTimeout(r, wait));
+        }
+      }
+    })().finally(() => { this.recovering = null; });
   }
 }
 
@@ -313,8 +394,23 @@ export class OrderedSendQueue {
   }
 }
 
-/** ClientKafka whose producer keeps sends in call order (see OrderedSendQueue). */
+/**
+ * ClientKafka whose producer keeps sends in call order (see OrderedSendQueue) and that tells its
+ * owner when kafkajs gives up on the reply consumer (CRASH with `restart: false`).
+ */
 class OrderedClientKafka extends ClientKafka {
+  constructor(options: ConstructorParameters<typeof ClientKafka>[0], private readonly onConsumerLost: (error: Error) => void) {
+    super(options);
+  }
+
+  protected override registerConsumerEventListeners(): void {
+    super.registerConsumerEventListeners();
+    const consumer = this._consumer;
+    consumer?.on(consumer.events.CRASH, (e: CrashEvent) => {
+      if (!e.payload.restart && this._consumer === consumer) this.onConsumerLost(e.payload.error);
+    });
+  }
+
   protected override registerProducerEventListeners(): void {
     super.registerProducerEventListeners();
     const producer = this._producer;
@@ -343,11 +439,14 @@ export interface KafkaBusOptions extends KafkaTopicSettings {
  * reply topics, joins the reply group and waits until replies can actually be received.
  */
 export class KafkaBus extends CommandBus {
+  private readonly logger = new Logger('KafkaBus');
   private readonly client: OrderedClientKafka;
   private readonly patterns: ReadonlySet<string>;
   private readonly timeoutMs: number;
   private readonly closing$ = new Subject<void>();
   private connecting: Promise<void> | null = null;
+  private recovering: Promise<void> | null = null;
+  private closed = false;
   private inFlight = 0;
   private idle: (() => void)[] = [];
 
@@ -366,7 +465,7 @@ export class KafkaBus extends CommandBus {
       producer: producerConfig,
       // no request patterns: nothing to hear back, so no reply consumer (and no idle fetching)
       producerOnlyMode: this.patterns.size === 0,
-    });
+    }, (error) => this.reconnect(error));
     // ClientKafka only subscribes to reply topics registered before it connects.
     for (const pattern of this.patterns) this.client.subscribeToResponseOf(pattern);
   }
@@ -379,6 +478,39 @@ export class KafkaBus extends CommandBus {
       throw e;
     });
     return this.connecting;
+  }
+
+  /** Settles once a reconnection started by a lost reply consumer is over (tests). */
+  get recovery(): Promise<void> | null {
+    return this.recovering;
+  }
+
+  /**
+   * kafkajs gave up on the reply consumer (a crash whose cause is not retriable): no reply would
+   * ever arrive again, every request would time out while the process looks alive. Drop the
+   * client and connect again, with backoff, for as long as it takes; requests meanwhile fail fast
+   * or time out as 'unavailable'.
+   */
+  private reconnect(error: Error): void {
+    if (this.closed || this.recovering) return;
+    this.logger.error(`kafkajs gave up on the reply consumer of ${this.clientId} (${messageOf(error)}); connecting again`);
+    this.recovering = (async () => {
+      for (let attempt = 0; !this.closed; attempt++) {
+        this.connecting = null;
+        await within(this.client.close(), 10_000, undefined);
+        if (this.closed) return;
+        try {
+          await this.connect();
+          // close() may have come in meanwhile: it waits for this connect and then closes the client
+          if (!this.closed) this.logger.log(`the reply consumer of ${this.clientId} runs again`);
+          return;
+        } catch (e) {
+          const wait = recoveryDelayMs(attempt);
+          this.logger.warn(`connecting ${this.clientId} again failed (${messageOf(e)}); retrying in ${wait} ms`);
+          await new Promise((r) => setTimeout(r, wait));
+        }
+      }
+    })().finally(() => { this.recovering = null; });
   }
 
   /**
@@ -395,6 +527,7 @@ export class KafkaBus extends CommandBus {
         });
       });
     }
+    this.closed = true;
     this.closing$.next();
     const connecting = this.connecting;
     this.connecting = null;
@@ -439,6 +572,8 @@ export class KafkaBus extends CommandBus {
 
   /** Connects on first use; failing to connect (broker down, no reply partition) is a 503. */
   private async connectOrUnavailable(): Promise<void> {
+    // while the reply consumer is being rebuilt, fail fast rather than queue behind the reconnection
+    if (this.recovering) throw problem('unavailable', `Kafka: ${this.clientId} is reconnecting to the broker`);
     try {
       await this.connect();
     } catch (e) {

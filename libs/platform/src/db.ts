@@ -8,6 +8,7 @@ export const ensureDatabase = async (url: string): Promise<void> => {
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new Client({ connectionString: admin.toString() });
+  client.on('error', () => undefined); // a dropped connection fails the query in progress instead
   await client.connect();
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
@@ -25,9 +26,19 @@ export const ensureDatabase = async (url: string): Promise<void> => {
   }
 };
 
+/**
+ * A pool whose connections never end the process. pg emits 'error' on a client whose connection
+ * drops (a PostgreSQL restart terminates every backend); the pool listens only while a client is
+ * idle, so a client checked out at that moment (a transaction between two queries, a projection
+ * batch) had no listener and the 'error' event ended the process (issue 8: a ledger died in the
+ * fault test's PostgreSQL restart). Every client gets a listener for its whole life: the query in
+ * progress still fails with the error, the client is not queryable any more, and the pool drops it
+ * when it is released.
+ */
 export const createPool = (url: string, max = 20): Pool => {
   const pool = new Pool({ connectionString: url, max });
   pool.on('error', () => undefined); // idle client errors surface on the next query
+  pool.on('connect', (client) => { client.on('error', () => undefined); });
   return pool;
 };
 

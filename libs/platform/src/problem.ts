@@ -54,6 +54,28 @@ export class ProblemError extends Error {
 export const problem = (slug: ProblemSlug, detail?: string, extra?: Partial<Omit<ProblemData, 'slug' | 'detail'>>): ProblemError =>
   new ProblemError({ slug, detail, ...extra });
 export const notFound = (what: string): ProblemError => problem('not-found', `${what} not found`);
+
+/** PostgreSQL SQLSTATEs of a server that is going away or not taking connections: try again later. */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400']);
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+/**
+ * Whether an error means a dependency (the database) is unreachable or restarting rather than a
+ * defect: a connection failure (SQLSTATE class 08), a server shutting down or refusing connections,
+ * a socket error, or `pg`'s "Connection terminated". Such a call is answered 503 `unavailable`
+ * with Retry-After (every write is safe to retry with its idempotency key), not 500.
+ */
+export const isUnavailable = (e: unknown): boolean => {
+  if (!e || typeof e !== 'object') return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code))) return true;
+  const message = (e as { message?: unknown }).message;
+  return typeof message === 'string' && /^Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/.test(message);
+};
+
+/** The problem for an unreachable dependency (see isUnavailable). */
+export const unavailable = (): ProblemError =>
+  problem('unavailable', 'A dependency of the service is unavailable; retry shortly with the same idempotency key', { headers: { 'Retry-After': '1' } });
 export const validation = (errors: FieldError[], detail = 'The request is invalid'): ProblemError =>
   problem('validation', detail, { errors });
 

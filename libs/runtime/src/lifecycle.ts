@@ -16,6 +16,25 @@ export const lifecycle = { stopping: false };
 
 const line = (name: string, msg: string): void => { rootLogger().info({ context: 'lifecycle' }, `loyalty ${name}: ${msg}`); };
 
+/**
+ * A promise rejected with nobody to handle it ends a Node process by default, and a process of the
+ * distributed topology that exits stays down (issue 8: Nest's Kafka server sent replies from a
+ * fire-and-forget promise, and a service whose reply failed during a broker outage exited; that
+ * source is fixed in TopicCreatingServerKafka). Libraries may have other fire-and-forget promises:
+ * such a rejection is logged as an error, with its stack, and the process goes on. An uncaught
+ * exception still ends it (state may be half-updated).
+ */
+export const keepRunningOnUnhandledRejection = (
+  name: string,
+  proc: Pick<NodeJS.EventEmitter, 'on'> = process,
+  write: (text: string) => void = (text) => { rootLogger().error({ context: 'lifecycle' }, text.trimEnd()); },
+): void => {
+  proc.on('unhandledRejection', (reason: unknown) => {
+    const text = reason instanceof Error ? (reason.stack ?? reason.message) : String(reason);
+    write(`loyalty ${name}: unhandled promise rejection (the process keeps running): ${redactText(text).slice(0, 2_000)}\n`);
+  });
+};
+
 /** Runs `attempt` until it succeeds: 0.5 s, 1 s, 2 s … at most 15 s apart (±20 %), logging each failure. */
 export const retryWithBackoff = async <T>(name: string, what: string, attempt: () => Promise<T>, onFailure?: (error: string) => void): Promise<T> => {
   for (let n = 0; ; n++) {

@@ -9,7 +9,7 @@ import { metricsMiddleware } from './ops/metrics';
 import { READINESS_CHECKS } from './ops/readiness';
 import { RedactingLogger } from './ops/redacting-logger';
 import { rootLogger, setLogLevel, setLogService } from './ops/logging';
-import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, retryWithBackoff } from './lifecycle';
+import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, keepRunningOnUnhandledRejection, retryWithBackoff } from './lifecycle';
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
 export const ALL_PATTERNS: string[] = Object.values(PATTERNS).flatMap((group) => Object.values(group) as string[]);
@@ -58,6 +58,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   setLogLevel(config.logLevel);
   if (!config.kafkaBrokers?.length) throw new Error('KAFKA_BROKERS is required in distributed mode');
   const brokers = config.kafkaBrokers;
+  keepRunningOnUnhandledRejection(options.name);
   // the port answers (healthz 200, readyz 503) while PostgreSQL and Kafka are not reachable yet
   const starting = new StartingResponder(config.port, ['database', 'broker'], config.baseUrl);
   await starting.listen();

@@ -2,3 +2,4 @@ export * from './test-database';
 export * from './eventually';
 export * from './kafka';
 export * from './fake-eventstoredb.client';
+export * from './private-infra';

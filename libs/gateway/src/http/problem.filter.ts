@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { AppConfig, ProblemData, ProblemError, ProblemSlug } from '@loyalty/platform';
+import { AppConfig, ProblemData, ProblemError, ProblemSlug, isUnavailable, unavailable } from '@loyalty/platform';
 import { APP_CONFIG } from '../tokens';
 import { GatewayRequest } from './request-context';
 import { sendProblem } from './problem-response';
@@ -31,6 +31,10 @@ export class ProblemFilter implements ExceptionFilter {
       } else {
         p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${redactUrl(req.path)}` : exception.message };
       }
+    } else if (isUnavailable(exception)) {
+      // the database is restarting or unreachable: a retry will do (not a defect: no error log)
+      this.log.warn(`dependency unavailable (request ${req.requestId}): ${(exception as Error).message}`);
+      p = unavailable().problem;
     } else {
       // the logger redacts the line (emails, phones, values quoted by PostgreSQL); never the error's `detail`
       this.log.error(`unhandled error (request ${req.requestId}): ${exception instanceof Error ? exception.message : String(exception)}`, exception instanceof Error ? exception.stack : undefined);

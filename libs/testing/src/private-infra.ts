@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
  */
 
 const run = promisify(execFile);
-const root = join(__dirname, '..', '..', '..', '..');
+const root = join(__dirname, '..', '..', '..');
 
 export const freePort = async (): Promise<number> => {
   const s = createServer();
