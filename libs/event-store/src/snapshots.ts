@@ -26,8 +26,12 @@ export const SNAPSHOT_MIGRATIONS: Migration[] = [
   },
 ];
 
-/** How an evolver's states are snapshotted: its shape version and how often (every N events). */
-export interface SnapshotPolicy { version: string; every: number }
+/**
+ * How an evolver's states are snapshotted: its shape version and how often (every N events).
+ * `accepts`, when given, checks a decoded state's shape: a snapshot it refuses is ignored (the
+ * stream is folded from the start), so a stored state of another shape is never misread.
+ */
+export interface SnapshotPolicy { version: string; every: number; accepts?: (state: unknown) => boolean }
 
 export interface Snapshot<S> { revision: bigint; eventId: string; state: S }
 
@@ -44,7 +48,9 @@ export class SnapshotStore {
       [streamId, SnapshotStore.format(policy), maxRevision === undefined ? null : maxRevision.toString()]);
     if (!rows.length) return null;
     try {
-      return { revision: BigInt(rows[0].revision), eventId: rows[0].event_id, state: deserialize(rows[0].state) as S };
+      const state = deserialize(rows[0].state) as S;
+      if (policy.accepts && !policy.accepts(state)) return null;
+      return { revision: BigInt(rows[0].revision), eventId: rows[0].event_id, state };
     } catch {
       return null; // unreadable: fold from the start
     }

@@ -52,6 +52,24 @@ export const FINANCE_MIGRATIONS: Migration[] = [
       create index finance_entries_type on ledger.finance_entries (tenant, type, created_at, id);
     `,
   },
+  {
+    // issue 13: the member's ledger (GET /v1/members/{id}/ledger) is read from here in recording order
+    // (the member stream revision of the entry's event), since the member aggregate no longer holds
+    // closed entries; existing rows are numbered from the PostgreSQL event store when it is in this
+    // database (an EventStoreDB deployment numbers them with `npm run rebuild`; until then they come first)
+    id: 'ledger-finance-002',
+    sql: `
+      alter table ledger.finance_entries add column member_rev bigint not null default -1;
+      do $$ begin
+        if to_regclass('es.events') is not null then
+          update ledger.finance_entries f set member_rev = e.stream_revision
+            from es.events e
+           where e.stream_id = 'member-' || f.tenant || '-' || f.member_id and e.type = 'EntryRecorded' and e.data->>'id' = f.id;
+        end if;
+      end $$;
+      create index finance_entries_member on ledger.finance_entries (tenant, member_id, member_rev, id);
+    `,
+  },
 ];
 
 /** Column lists shared by the projection and the queries. */
