@@ -187,7 +187,14 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
   const a: Activity = { at, ms: parseInstant(at, 'activity at'), spend, points, orders };
   let i = s.activity.length;
   while (i > 0 && s.activity[i - 1].ms > a.ms) i--;
-  if (i === s.activity.length) s.activity.push(a);
+  if (i > 0 && s.activity[i - 1].ms === a.ms) {
+    // the same instant (an order's spend and its earn's points): one item, since windows cannot tell them apart
+    const same = s.activity[i - 1];
+    same.spend += spend;
+    same.points += points;
+    same.orders += orders;
+    i--;
+  } else if (i === s.activity.length) s.activity.push(a);
   else s.activity.splice(i, 0, a);
   // prefix sums from the insertion point on (the end, but for take-backs dated at their earn)
   const { spend: S, points: P, orders: O } = s.activity_sums;
@@ -536,7 +543,7 @@ const DAY_MS = 86_400_000;
  * Compaction runs every `every` events, so its cost is spread thin. Fixed, not configurable: every
  * process must fold a stream to the same state (snapshots, projections, the command handler).
  */
-export const MEMBER_RETENTION = { closedDays: 35, activityDays: 731, every: 64 } as const;
+export const MEMBER_RETENTION = { closedDays: 35, activityDays: 731, every: 32 } as const;
 
 /** Is this entry still reachable by a decision or evolve (besides being recent)? */
 const entryOpen = (e: Entry, heldRedeems: ReadonlySet<string>): boolean => {
@@ -658,10 +665,12 @@ export const evolveCompact = (s: MemberAggregate, event: MemberEvent): MemberAgg
 export const MEMBER_SNAPSHOT_VERSION = 'member-3';
 
 /** A decoded snapshot is used only if it has this version's shape (a guard beyond the format key). */
+const isMap = (x: unknown): boolean => Object.prototype.toString.call(x) === '[object Map]'; // whatever realm decoded it
 const isMemberState = (x: unknown): boolean => {
   const s = x as Partial<MemberAggregate> | null;
-  return !!s && typeof s === 'object' && s.entries instanceof Map && s.cause_at instanceof Map && typeof s.clock_ms === 'number'
-    && Array.isArray(s.lots) && Array.isArray(s.activity) && !!s.activity_sums && s.activity_sums.spend.length === s.activity.length + 1;
+  return !!s && typeof s === 'object' && isMap(s.entries) && isMap(s.cause_at) && typeof s.clock_ms === 'number' && typeof s.since_compaction === 'number'
+    && Array.isArray(s.lots) && Array.isArray(s.activity) && !!s.activity_sums && Array.isArray(s.activity_sums.spend)
+    && s.activity_sums.spend.length === s.activity.length + 1 && !('order' in s);
 };
 
 /** Rough bytes a state holds in memory (for caches bounded in bytes): O(1), from the sizes of its collections. */
