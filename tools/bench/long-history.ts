@@ -117,6 +117,8 @@ const seed = async (store: PostgresEventStore, streamId: string, entries: number
   let recorded = 0;
   let n = 0;
   let batch: NewEvent[] = [];
+  // entry ids are unique per programme (as the service's derived ids are)
+  const tag = `${entries}-`;
   const orders: { ref: string; ids: string[]; gross: number }[] = [];
   const push = (events: MemberEvent[]) => {
     for (const e of events) {
@@ -144,7 +146,7 @@ const seed = async (store: PostgresEventStore, streamId: string, entries: number
       const o = orders[orders.length - 1];
       push(decideOrderStep(s, {
         order: { order_ref: o.ref, earn_entry_ids: o.ids, fulfilled_at: at, delivered: false }, at, expiry: { policy: 'none' }, return_window_days: 30,
-        entryId: (cause) => `LE-${cause}`, refund: { refund_ref: `r${k}`, gross_cents: o.gross, cumulative_refunded_cents: Math.floor(o.gross / 2) },
+        entryId: (cause) => `LE-${tag}${cause}`, refund: { refund_ref: `r${k}`, gross_cents: o.gross, cumulative_refunded_cents: Math.floor(o.gross / 2) },
         activity: { spend_cents: -Math.floor(o.gross / 2), orders: 0, cause: orderCauses.refundActivity(o.ref, `r${k}`) },
       }).events);
     } else {
@@ -154,7 +156,7 @@ const seed = async (store: PostgresEventStore, streamId: string, entries: number
       if (k % 5 === 0) lines.push({ rule_id: 'boost', rule_name: 'Boost', rule_type: 'category_boost', rule_version: 1, amount_cents: 20, timing: 'paid', expiry_months: null });
       const d = decideOrderStep(s, {
         order: { order_ref: ref, earn_entry_ids: [], fulfilled_at: null, delivered: false }, at, expiry: { policy: 'none' }, return_window_days: 30,
-        entryId: (cause) => `LE-${cause}`, earn: { lines }, activity: { spend_cents: gross, orders: 1, cause: orderCauses.earnActivity(ref) },
+        entryId: (cause) => `LE-${tag}${cause}`, earn: { lines }, activity: { spend_cents: gross, orders: 1, cause: orderCauses.earnActivity(ref) },
       });
       push(d.events);
       orders.push({ ref, ids: d.earn_entry_ids, gross });
@@ -189,9 +191,10 @@ const main = async (): Promise<void> => {
     }
     // the read models take every seeded event in (the ledger listing catches up before it answers)
     for (const m of members) {
-      for (;;) {
+      for (const deadline = Date.now() + 600_000; ;) {
         const { rows } = await pool.query<{ n: string }>('select count(*) as n from ledger.finance_entries where member_id = $1', [m.id]);
         if (Number(rows[0].n) >= m.size) break;
+        if (Date.now() > deadline) throw new Error(`the read models did not take in member ${m.id}'s ${m.size} entries in 10 minutes`);
         await new Promise((r) => setTimeout(r, 500));
       }
     }
