@@ -176,6 +176,10 @@ const main = async (): Promise<void> => {
   const service = new Service(`http://127.0.0.1:${port}`, { DATABASE_URL: db.url, PORT: String(port), LOYALTY_ADMIN_TOKEN: adminToken });
   const pool = new Pool({ connectionString: db.url, max: 4 });
   const store = new PostgresEventStore(pool);
+  // an interrupted run stops its service and drops its database too
+  const interrupted = () => { void service.stop().finally(() => db.drop()).finally(() => process.exit(130)); };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     await service.start();
     const t = { url: service.url, adminToken, close: async () => undefined, mode: 'standalone' };

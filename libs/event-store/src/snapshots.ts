@@ -31,7 +31,14 @@ export const SNAPSHOT_MIGRATIONS: Migration[] = [
  * `accepts`, when given, checks a decoded state's shape: a snapshot it refuses is ignored (the
  * stream is folded from the start), so a stored state of another shape is never misread.
  */
-export interface SnapshotPolicy { version: string; every: number; accepts?: (state: unknown) => boolean }
+export interface SnapshotPolicy {
+  version: string;
+  every: number;
+  accepts?: (state: unknown) => boolean;
+  /** what is stored instead of the state (e.g. a columnar packing of its largest collection); `decode` reverses it */
+  encode?: (state: any) => unknown;
+  decode?: (stored: any) => unknown;
+}
 
 export interface Snapshot<S> { revision: bigint; eventId: string; state: S }
 
@@ -48,7 +55,8 @@ export class SnapshotStore {
       [streamId, SnapshotStore.format(policy), maxRevision === undefined ? null : maxRevision.toString()]);
     if (!rows.length) return null;
     try {
-      const state = deserialize(rows[0].state) as S;
+      const stored: unknown = deserialize(rows[0].state);
+      const state = (policy.decode ? policy.decode(stored) : stored) as S;
       if (policy.accepts && !policy.accepts(state)) return null;
       return { revision: BigInt(rows[0].revision), eventId: rows[0].event_id, state };
     } catch {
@@ -60,7 +68,7 @@ export class SnapshotStore {
   saveSoon(streamId: string, policy: SnapshotPolicy, revision: bigint, eventId: string, state: unknown): void {
     let bytes: Buffer;
     try {
-      bytes = serialize(state);
+      bytes = serialize(policy.encode ? policy.encode(state) : state);
     } catch {
       return;
     }

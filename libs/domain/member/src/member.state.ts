@@ -1,6 +1,7 @@
 import type { Balances, LedgerEntryStatus, MemberState, MemberTier } from '@loyalty/contracts';
 import { parseInstant } from '@loyalty/domain-earning';
 import type { Bucket, EntryData, MemberEvent, SealedPii } from './member.events';
+import { decodeMemberSnapshot, encodeMemberSnapshot } from './member.snapshot';
 
 export interface Entry extends EntryData {
   /** which balance the entry currently sits in (internal; status is what the API shows) */
@@ -685,6 +686,6 @@ export const memberStateBytes = (s: MemberAggregate): number =>
 export const memberEvolver = {
   initialState: initialMemberState,
   evolve: evolveCompact,
-  snapshot: { version: MEMBER_SNAPSHOT_VERSION, every: 250, accepts: isMemberState },
+  snapshot: { version: MEMBER_SNAPSHOT_VERSION, every: 250, accepts: isMemberState, encode: encodeMemberSnapshot, decode: decodeMemberSnapshot },
   sizeOf: memberStateBytes,
 };
