@@ -118,7 +118,7 @@ export class MembersService {
     const limit = q.limit ?? 50;
     const after = q.cursor === undefined || q.cursor === null ? null : decodeCursorAs<[number, string]>(q.cursor, (v) =>
       v.length === 2 && Number.isSafeInteger(v[0]) && (v[0] as number) >= -1 && typeof v[1] === 'string' && v[1].length <= 64);
-    await this.ctx.catchUp();
+    await this.ctx.catchUp(10_000);
     const params: unknown[] = [tenant, id, limit + 1];
     if (after) params.push(String(after[0]), after[1]);
     const { rows } = await this.ctx.pool.query<LedgerRow>(
