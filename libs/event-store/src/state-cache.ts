@@ -46,9 +46,10 @@ export class StateCache<V extends {}> {
     const max = Math.max(1, maxBytes);
     this.lru = new LRUCache<string, V>({
       maxSize: max,
-      // an entry larger than the whole budget is not cached at all
+      // a state larger than the whole budget still stays (alone): refusing it would fold it again on every
+      // event or command, which is far worse than the overshoot of the one state being worked on
       maxEntrySize: max,
-      sizeCalculation: (v) => Math.max(1, Math.ceil(sizeOf(v))),
+      sizeCalculation: (v) => Math.min(max, Math.max(1, Math.ceil(sizeOf(v)))),
       dispose: (_v, _k, reason) => { if (reason === 'evict') this.stats.evictions++; },
     });
     const lru = new WeakRef(this.lru);
@@ -71,7 +72,12 @@ export class StateCache<V extends {}> {
   peek(key: string): V | undefined { return this.disabled ? undefined : this.lru.peek(key); }
 
   /** Stores (or re-stores, after the state changed: its size is computed again). */
-  set(key: string, v: V): void { if (!this.disabled) this.lru.set(key, v); }
+  set(key: string, v: V): void {
+    if (this.disabled) return;
+    // lru-cache does not weigh a value again when the same object is stored again (states are mutated in place)
+    if (this.lru.peek(key) === v) this.lru.delete(key);
+    this.lru.set(key, v);
+  }
 
   delete(key: string): void { this.lru.delete(key); }
 
