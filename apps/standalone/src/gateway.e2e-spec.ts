@@ -494,6 +494,15 @@ describe('gateway over HTTP (standalone)', () => {
       expect(m.body).toMatch(/^# HELP /m);
       expect(m.body).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/v1\/members"/);
       expect(m.body).toContain('process_cpu_seconds_total');
+      // issue 13: the aggregate state caches, bounded in bytes, with their hits and misses
+      const figure = (line: RegExp) => Number(line.exec(m.body)?.[1] ?? Number.NaN);
+      expect(figure(/^loyalty_state_cache_misses_total\{cache="command_handler"\} (\d+)/m)).toBeGreaterThan(0);
+      expect(figure(/^loyalty_state_cache_hits_total\{cache="command_handler"\} (\d+)/m)).toBeGreaterThan(0);
+      // 64 MiB by default per command handler (summed over the apps this test process has started)
+      const budget = figure(/^loyalty_state_cache_max_bytes\{cache="command_handler"\} (\d+)/m);
+      expect(budget).toBeGreaterThan(0);
+      expect(budget % (64 * 1024 * 1024)).toBe(0);
+      expect(figure(/^loyalty_state_cache_bytes\{cache="ledger_member_fold"\} (\d+)/m)).toBeGreaterThan(0);
     });
 
     it('serves an OpenAPI 3 document listing /v1/members and HTML docs at /docs', async () => {

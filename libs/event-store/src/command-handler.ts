@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppendResult, EventMetadata, EventStore, RecordedEvent, WrongExpectedRevisionError } from './event-store.port';
 import { SnapshotPolicy, SnapshotStore, foldStream } from './snapshots';
+import { DEFAULT_STATE_BYTES, MIB, StateCache, cacheBytesFromEnv } from './state-cache';
 
 /** What a stream's aggregate needs to be folded: a start state and an evolve step (may mutate and return the state). */
 export interface Evolver<S, E extends { type: string; data: unknown }> {
@@ -8,6 +9,8 @@ export interface Evolver<S, E extends { type: string; data: unknown }> {
   evolve: (state: S, event: E) => S;
   /** persisted snapshots of this aggregate (with a SnapshotStore): a cold load folds only the events since the last one */
   snapshot?: SnapshotPolicy;
+  /** rough bytes a state holds in memory (caches are bounded in bytes); a flat 1 KiB when absent */
+  sizeOf?: (state: S) => number;
 }
 
 export interface Decision<E, R> {
@@ -17,7 +20,10 @@ export interface Decision<E, R> {
 
 export interface HandledCommand<S, R> { result: R; state: S; revision: bigint | 'no_stream'; append: AppendResult | null }
 
-interface CacheEntry<S> { state: S; revision: bigint | 'no_stream' }
+interface CacheEntry<S> { state: S; revision: bigint | 'no_stream'; bytes: number }
+
+/** The command handler's state cache budget: `LOYALTY_STATE_CACHE_BYTES`, default 64 MiB (a 512 MiB pod). */
+export const stateCacheBytes = (): number => cacheBytesFromEnv('LOYALTY_STATE_CACHE_BYTES', 64 * MIB);
 
 /** Serialises work per key inside one process. */
 export class KeyedMutex {
@@ -41,18 +47,21 @@ export class KeyedMutex {
 /**
  * The one generic command handler: load (cached state + tail) → decide → append with the
  * expected revision → retry on conflict. The per-stream state cache is keyed by revision, so
- * loading a stream costs the events appended since this process last saw it, not its length.
+ * loading a stream costs the events appended since this process last saw it, not its length; it is
+ * bounded in bytes (`cacheBytes`, each state weighed by its evolver's `sizeOf`), least recently used first.
  */
 export class CommandHandler {
-  private readonly cache = new Map<string, CacheEntry<unknown>>();
+  private readonly cache: StateCache<CacheEntry<unknown>>;
   private readonly mutex = new KeyedMutex();
 
   constructor(
     private readonly store: EventStore,
-    private readonly maxCached = 50_000,
+    cacheBytes: number = stateCacheBytes(),
     private readonly maxRetries = 10,
     private readonly snapshots: SnapshotStore | null = null,
-  ) {}
+  ) {
+    this.cache = new StateCache<CacheEntry<unknown>>('command_handler', cacheBytes, (e) => e.bytes);
+  }
 
   /** Reads a stream's current state without deciding anything. */
   async load<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>): Promise<{ state: S; revision: bigint | 'no_stream' }> {
@@ -71,6 +80,7 @@ export class CommandHandler {
           // decision that appends can be trusted from it (the append's expected revision proves the
           // state was current, or conflicts and the retry reads the tail); one that appends nothing,
           // or refuses, is decided again on the stream as it is now.
+          // counted here once per command (hit: decided without a cold fold; miss: folded from snapshot + tail)
           const cached = attempt === 0 ? (this.cache.get(streamId) as CacheEntry<S> | undefined) : undefined;
           let state: S;
           let revision: bigint | 'no_stream';
@@ -87,7 +97,7 @@ export class CommandHandler {
             state = cached.state;
             revision = cached.revision;
           } else {
-            ({ state, revision } = await this.loadUnlocked(streamId, evolver));
+            ({ state, revision } = await this.loadUnlocked(streamId, evolver, attempt > 0));
             decision = await decide(state, revision);
           }
           if (decision.events.length === 0) return { result: decision.result, state, revision, append: null };
@@ -98,12 +108,12 @@ export class CommandHandler {
           if (append.nextRevision === expectedNext) {
             let s = state;
             for (const e of decision.events) s = evolver.evolve(s, { type: e.type, data: e.data } as E);
-            this.remember(streamId, { state: s, revision: append.nextRevision });
+            this.remember(streamId, evolver, s, append.nextRevision);
             this.snapshotIfDue(streamId, evolver, s, revision, append.nextRevision, toAppend[toAppend.length - 1].id);
             return { result: decision.result, state: s, revision: append.nextRevision, append };
           }
           this.cache.delete(streamId);
-          const fresh = await this.loadUnlocked(streamId, evolver);
+          const fresh = await this.loadUnlocked(streamId, evolver, false);
           return { result: decision.result, state: fresh.state, revision: fresh.revision, append };
         });
       } catch (e) {
@@ -124,7 +134,7 @@ export class CommandHandler {
    * only for facts that never change back once true (e.g. a member exists).
    */
   peek<S>(streamId: string): S | undefined {
-    return (this.cache.get(streamId) as CacheEntry<S> | undefined)?.state;
+    return (this.cache.peek(streamId) as CacheEntry<S> | undefined)?.state;
   }
 
   /**
@@ -133,7 +143,7 @@ export class CommandHandler {
    * no stream, so were the stream to exist after all, the append conflicts and the retry reads it.
    */
   primeNew<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>): void {
-    if (!this.cache.has(streamId)) this.remember(streamId, { state: evolver.initialState(), revision: 'no_stream' });
+    if (this.cache.get(streamId) === undefined) this.remember(streamId, evolver, evolver.initialState(), 'no_stream');
   }
 
   /** Forgets cached state (e.g. after erasure or a rebuild). */
@@ -155,13 +165,13 @@ export class CommandHandler {
     this.snapshots.saveSoon(streamId, policy, after, lastEventId, state);
   }
 
-  private async loadUnlocked<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>) {
-    const cached = this.cache.get(streamId) as CacheEntry<S> | undefined;
+  private async loadUnlocked<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>, count = true) {
+    const cached = (count ? this.cache.get(streamId) : this.cache.peek(streamId)) as CacheEntry<S> | undefined;
     if (!cached) {
       // cold: the newest snapshot (when the evolver has them) and the events after it; an empty stream
       // is remembered too, so the command that creates it decides without a second read
       const { state, revision } = await foldStream(this.store, this.snapshots, streamId, evolver);
-      this.remember(streamId, { state, revision });
+      this.remember(streamId, evolver, state, revision);
       return { state, revision };
     }
     let state = cached.state;
@@ -171,17 +181,13 @@ export class CommandHandler {
       state = evolver.evolve(state, { type: e.type, data: e.data } as E);
       revision = e.revision;
     }
-    this.remember(streamId, { state, revision });
+    this.remember(streamId, evolver, state, revision);
     return { state, revision };
   }
 
-  private remember(streamId: string, entry: CacheEntry<unknown>): void {
-    this.cache.delete(streamId); // re-insert: Map order doubles as LRU order
-    this.cache.set(streamId, entry);
-    if (this.cache.size > this.maxCached) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
+  private remember<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>, state: S, revision: bigint | 'no_stream'): void {
+    const bytes = evolver.sizeOf ? evolver.sizeOf(state) : DEFAULT_STATE_BYTES;
+    this.cache.set(streamId, { state, revision, bytes });
   }
 }
 

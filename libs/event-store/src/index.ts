@@ -5,3 +5,4 @@ export * from './command-handler';
 export * from './projection-runner';
 export * from './snapshots';
 export * from './group-commit';
+export * from './state-cache';

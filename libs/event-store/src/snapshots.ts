@@ -32,8 +32,19 @@ export const SNAPSHOT_MIGRATIONS: MigrationClass[] = [
   Snapshots001_1764000005000,
 ];
 
-/** How an evolver's states are snapshotted: its shape version and how often (every N events). */
-export interface SnapshotPolicy { version: string; every: number }
+/**
+ * How an evolver's states are snapshotted: its shape version and how often (every N events).
+ * `accepts`, when given, checks a decoded state's shape: a snapshot it refuses is ignored (the
+ * stream is folded from the start), so a stored state of another shape is never misread.
+ */
+export interface SnapshotPolicy {
+  version: string;
+  every: number;
+  accepts?: (state: unknown) => boolean;
+  /** what is stored instead of the state (e.g. a columnar packing of its largest collection); `decode` reverses it */
+  encode?: (state: any) => unknown;
+  decode?: (stored: any) => unknown;
+}
 
 export interface Snapshot<S> { revision: bigint; eventId: string; state: S }
 
@@ -50,7 +61,10 @@ export class SnapshotStore {
       [streamId, SnapshotStore.format(policy), maxRevision === undefined ? null : maxRevision.toString()]);
     if (!rows.length) return null;
     try {
-      return { revision: BigInt(rows[0].revision), eventId: rows[0].event_id, state: deserialize(rows[0].state) as S };
+      const stored: unknown = deserialize(rows[0].state);
+      const state = (policy.decode ? policy.decode(stored) : stored) as S;
+      if (policy.accepts && !policy.accepts(state)) return null;
+      return { revision: BigInt(rows[0].revision), eventId: rows[0].event_id, state };
     } catch {
       return null; // unreadable: fold from the start
     }
@@ -60,7 +74,7 @@ export class SnapshotStore {
   saveSoon(streamId: string, policy: SnapshotPolicy, revision: bigint, eventId: string, state: unknown): void {
     let bytes: Buffer;
     try {
-      bytes = serialize(state);
+      bytes = serialize(policy.encode ? policy.encode(state) : state);
     } catch {
       return;
     }

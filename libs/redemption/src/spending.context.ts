@@ -89,12 +89,12 @@ export class SpendingContext {
    * retry on conflict), builds the reply from the state it produced, and puts the command's own
    * events into this service's read model before replying (read-your-writes).
    */
-  async decide<R, V>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R>, view: (s: MemberAggregate, result: R) => V): Promise<V> {
+  async decide<R, V>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>, view: (s: MemberAggregate, result: R) => V): Promise<V> {
     const streamId = memberStreamId(tenant, memberId);
     let appended: MemberEvent[] = [];
     try {
-      const out = await this.handler.handle(streamId, memberEvolver, (s) => {
-        const d = decide(s);
+      const out = await this.handler.handle(streamId, memberEvolver, async (s) => {
+        const d = await decide(s);
         appended = d.events; // the last decision is the one that was appended
         return d;
       });

@@ -7,3 +7,4 @@ export * from './member.expiry';
 export * from './member.earning';
 export * from './member.views';
 export * from './member.limits';
+export * from './member.snapshot';

@@ -48,8 +48,7 @@ const step = (s: MemberAggregate, c: OrderStepCommand) => {
 const ledgerSums = (s: MemberAggregate) => {
   let available = 0;
   let pending = 0;
-  for (const id of s.order) {
-    const e = s.entries.get(id)!;
+  for (const e of s.entries.values()) {
     if (e.status === 'posted' || e.status === 'reversed') available += e.amount_cents;
     if (e.status === 'pending' || e.status === 'under_review') pending += e.amount_cents;
   }

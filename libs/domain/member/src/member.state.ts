@@ -1,6 +1,7 @@
 import type { Balances, LedgerEntryStatus, MemberState, MemberTier } from '@loyalty/contracts';
 import { parseInstant } from '@loyalty/domain-earning';
 import type { Bucket, EntryData, MemberEvent, SealedPii } from './member.events';
+import { decodeMemberSnapshot, encodeMemberSnapshot } from './member.snapshot';
 
 export interface Entry extends EntryData {
   /** which balance the entry currently sits in (internal; status is what the API shows) */
@@ -52,9 +53,14 @@ export interface MemberAggregate {
   reserved: number;
   lifetime_earned: number;
   lifetime_redeemed: number;
+  /**
+   * The entries decisions may still reach (issue 13): every earn (refunds and cancellations have no
+   * deadline), migration adjusts not yet fully taken back, pending take-backs, redeems of vouchers
+   * the state still holds, and any entry recorded within the retention (`MEMBER_RETENTION`); the rest
+   * is left to the read models (ledger.finance_entries). Insertion order is recording order.
+   */
   entries: Map<string, Entry>;
-  /** entry ids in order of recording */
-  order: string[];
+  /** only live lots are kept (spent ones are dropped at compaction); `lot_head` skips those spent since */
   lots: Lot[];
   /** Indexes kept by evolve so that no step walks the member's whole history (per-event cost stays flat). */
   /** lot by its entry id */
@@ -65,14 +71,18 @@ export interface MemberAggregate {
   lots_changed: Lot[];
   /** earn entries in the pending bucket (pending or under review), in recording order */
   pending_earns: Set<string>;
-  /** cause → entry ids it produced (idempotency of effects) */
+  /** cause → entry ids it produced (idempotency of effects), kept for the retention (signup: forever) */
   causes: Map<string, string[]>;
+  /** when each cause was recorded (the member's clock then), in recording order: what retention prunes by */
+  cause_at: Map<string, number>;
   /** causes by their first two segments (`earn:<order>:`), for prefix lookups */
   cause_groups: Map<string, string[]>;
-  /** order_ref → earn entry ids */
-  orders: Map<string, string[]>;
+  /** tier activity within the horizon (older items are folded into the base of `activity_sums`) */
   activity: Activity[];
-  /** prefix sums of `activity` (index i = the sum of the first i items): a window's metrics in O(log n) */
+  /**
+   * prefix sums of `activity`: index i = the base (every folded item) plus the first i items, so a
+   * window's metrics are two binary searches, and a lifetime window is the last sum
+   */
   activity_sums: ActivitySums;
   /** dated lots as a min-heap on `expires_ms` (lazily pruned of lots that are spent or expired) */
   dated_lots: Lot[];
@@ -80,16 +90,20 @@ export interface MemberAggregate {
   vouchers: Map<string, Voucher>;
   /** when the member was erased (DELETE); the retention job anonymises it after the programme's grace */
   erased_at?: string | null;
+  /** the member's clock: the latest instant any of its events carried (epoch ms); retention counts back from it */
+  clock_ms: number;
+  /** events evolved since the last compaction */
+  since_compaction: number;
 }
 
 export const initialMemberState = (): MemberAggregate => ({
   exists: false, id: '', state: 'prospect', paused_from: null, suspended_from: null, referral_code: '', pii: null, marketing_consent: false,
   accepted_terms_version: null, enrolled_at: null, created_at: '', last_activity_at: null, tier: null, tier_review_at: null, debt: 0,
   available: 0, pending: 0, reserved: 0, lifetime_earned: 0, lifetime_redeemed: 0,
-  entries: new Map(), order: [], lots: [], lot_by_id: new Map(), lot_head: 0, lots_changed: [], pending_earns: new Set(),
-  causes: new Map(), cause_groups: new Map(), orders: new Map(), activity: [],
+  entries: new Map(), lots: [], lot_by_id: new Map(), lot_head: 0, lots_changed: [], pending_earns: new Set(),
+  causes: new Map(), cause_at: new Map(), cause_groups: new Map(), activity: [],
   activity_sums: { spend: [0], points: [0], orders: [0] }, dated_lots: [],
-  reservations: new Map(), vouchers: new Map(),
+  reservations: new Map(), vouchers: new Map(), clock_ms: 0, since_compaction: 0,
 });
 
 export const balancesOf = (s: MemberAggregate): Balances => ({
@@ -155,6 +169,7 @@ const addCause = (s: MemberAggregate, cause: string, ids: string[]): void => {
   const known = s.causes.has(cause);
   s.causes.set(cause, ids);
   if (known) return;
+  s.cause_at.set(cause, s.clock_ms);
   const g = groupOf(cause) ?? cause;
   const list = s.cause_groups.get(g);
   if (list) list.push(cause);
@@ -173,7 +188,14 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
   const a: Activity = { at, ms: parseInstant(at, 'activity at'), spend, points, orders };
   let i = s.activity.length;
   while (i > 0 && s.activity[i - 1].ms > a.ms) i--;
-  if (i === s.activity.length) s.activity.push(a);
+  if (i > 0 && s.activity[i - 1].ms === a.ms) {
+    // the same instant (an order's spend and its earn's points): one item, since windows cannot tell them apart
+    const same = s.activity[i - 1];
+    same.spend += spend;
+    same.points += points;
+    same.orders += orders;
+    i--;
+  } else if (i === s.activity.length) s.activity.push(a);
   else s.activity.splice(i, 0, a);
   // prefix sums from the insertion point on (the end, but for take-backs dated at their earn)
   const { spend: S, points: P, orders: O } = s.activity_sums;
@@ -199,10 +221,12 @@ export const activityIndex = (list: readonly Activity[], ms: number, after: bool
 
 /** Tier metrics of the activity in [fromMs, toMs] (both inclusive) from the prefix sums: O(log n). */
 export const activityInWindow = (s: Pick<MemberAggregate, 'activity' | 'activity_sums'>, fromMs: number, toMs: number): { spend: number; points: number; orders: number } => {
-  const lo = fromMs === Number.NEGATIVE_INFINITY ? 0 : activityIndex(s.activity, fromMs, false);
-  const hi = activityIndex(s.activity, toMs, true);
-  if (hi <= lo) return { spend: 0, points: 0, orders: 0 };
   const { spend: S, points: P, orders: O } = s.activity_sums;
+  const hi = activityIndex(s.activity, toMs, true);
+  // a window with no start takes the folded base too (index 0 of the sums holds it)
+  if (fromMs === Number.NEGATIVE_INFINITY) return { spend: S[hi], points: P[hi], orders: O[hi] };
+  const lo = activityIndex(s.activity, fromMs, false);
+  if (hi <= lo) return { spend: 0, points: 0, orders: 0 };
   return { spend: S[hi] - S[lo], points: P[hi] - P[lo], orders: O[hi] - O[lo] };
 };
 
@@ -327,8 +351,21 @@ const setReversalStatus = (s: MemberAggregate, parent: Entry, status: LedgerEntr
   }
 };
 
+/** The instant an event carries (entries: created_at; the rest: at), as epoch ms; NaN when it has none. */
+const eventMs = (event: MemberEvent): number => {
+  const d = event.data as { at?: string; created_at?: string };
+  const iso = event.type === 'EntryRecorded' ? d.created_at : d.at;
+  return iso ? Date.parse(iso) : Number.NaN;
+};
+
+/**
+ * The full fold: every event applied, nothing forgotten. `memberEvolver.evolve` adds compaction
+ * (`compactMember`) on top; this one alone is the full-history state the property tests compare with.
+ */
 export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggregate => {
   if (s.lots_changed.length) s.lots_changed = [];
+  const t = eventMs(event);
+  if (t > s.clock_ms) s.clock_ms = t;
   switch (event.type) {
     case 'MemberCreated': {
       const d = event.data;
@@ -365,10 +402,8 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       const d = event.data;
       const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
       s.entries.set(e.id, e);
-      s.order.push(e.id);
       if (d.cause) addCause(s, d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
       if (e.bucket === 'pending' && d.type === 'earn') s.pending_earns.add(e.id);
-      if (d.order_ref && d.type === 'earn') s.orders.set(d.order_ref, [...(s.orders.get(d.order_ref) ?? []), e.id]);
       const parent = d.parent_entry_id ? s.entries.get(d.parent_entry_id) : undefined;
       if (d.type === 'reverse' && parent) {
         parent.reversed_cents += -d.amount_cents * Math.sign(parent.amount_cents);
@@ -498,9 +533,159 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
   }
 };
 
+const DAY_MS = 86_400_000;
+
 /**
- * The member's evolver. Its state is snapshotted every 500 events (a cold load of a long history
- * folds at most that many); bump `version` whenever the shape of MemberAggregate changes, so older
- * snapshots are ignored.
+ * What the member's decision state keeps of closed items (issue 13). Idempotency causes, resolved
+ * vouchers and reservations and closed entries are kept for `closedDays` after the member's clock
+ * (the gateway keeps Idempotency-Keys 30 days, so a retry within that finds its effect); tier
+ * activity for `activityDays` (the longest tier window: a calendar year, rolling 365 days, custom
+ * windows up to two years; older activity is folded into a base that only lifetime windows read).
+ * Compaction runs every `every` events, so its cost is spread thin. Fixed, not configurable: every
+ * process must fold a stream to the same state (snapshots, projections, the command handler).
  */
-export const memberEvolver = { initialState: initialMemberState, evolve: evolveMember, snapshot: { version: 'member-2', every: 500 } };
+export const MEMBER_RETENTION = { closedDays: 35, activityDays: 731, every: 32 } as const;
+
+/** Is this entry still reachable by a decision or evolve (besides being recent)? */
+const entryOpen = (e: Entry, heldRedeems: ReadonlySet<string>): boolean => {
+  switch (e.type) {
+    case 'earn':
+      return true; // a refund or cancellation of its order may come at any time, and admin review answers on it
+    case 'adjust':
+      // a migration credit can be reversed with its batch until fully taken back
+      return e.amount_cents > 0 && !!e.batch_id && e.reversed_cents < e.amount_cents;
+    case 'redeem':
+      return heldRedeems.has(e.id); // a voucher the state holds may be voided or expire (a restore reads it)
+    case 'reverse':
+      return e.status === 'pending'; // follows its pending earn's fate
+    case 'expire':
+      return false;
+    default: {
+      const never: never = e.type;
+      throw new Error(`unknown entry type ${String(never)}`);
+    }
+  }
+};
+
+const heapify = (h: Lot[]): void => {
+  for (let i = (h.length >> 1) - 1; i >= 0; i--) {
+    let j = i;
+    for (;;) {
+      const l = 2 * j + 1;
+      const r = l + 1;
+      let m = j;
+      if (l < h.length && heapLess(h[l], h[m])) m = l;
+      if (r < h.length && heapLess(h[r], h[m])) m = r;
+      if (m === j) break;
+      [h[j], h[m]] = [h[m], h[j]];
+      j = m;
+    }
+  }
+};
+
+/**
+ * Drops what no decision can reach any more, so the state is O(open items + the retention window),
+ * not O(history): entries closed and older than the retention, spent lots, causes and resolved
+ * vouchers/reservations past the retention, tier activity past the horizon (folded into the base of
+ * the prefix sums). Deterministic in the events (it counts back from the member's own clock), so a
+ * snapshot, a projection and the command handler fold a stream to the same state.
+ */
+export const compactMember = (s: MemberAggregate): MemberAggregate => {
+  s.since_compaction = 0;
+  const cutoff = s.clock_ms - MEMBER_RETENTION.closedDays * DAY_MS;
+  // idempotency causes, oldest first (recorded at the member's clock, so in time order); a signup bonus is once ever
+  const dropped: string[] = [];
+  for (const [cause, ms] of s.cause_at) {
+    if (ms >= cutoff) break;
+    if (cause.startsWith('signup:')) continue;
+    s.cause_at.delete(cause);
+    s.causes.delete(cause);
+    dropped.push(cause);
+  }
+  if (dropped.length) {
+    const byGroup = new Map<string, Set<string>>();
+    for (const c of dropped) {
+      const g = groupOf(c) ?? c;
+      let set = byGroup.get(g);
+      if (!set) byGroup.set(g, (set = new Set()));
+      set.add(c);
+    }
+    for (const [g, gone] of byGroup) {
+      const left = (s.cause_groups.get(g) ?? []).filter((c) => !gone.has(c));
+      if (left.length) s.cause_groups.set(g, left);
+      else s.cause_groups.delete(g);
+    }
+  }
+  // resolved vouchers and reservations past the retention (insertion order is creation order)
+  for (const [id, v] of s.vouchers) {
+    if (Date.parse(v.created_at) >= cutoff) break;
+    if (v.status !== 'created') s.vouchers.delete(id);
+  }
+  for (const [id, r] of s.reservations) {
+    if (Date.parse(r.created_at) >= cutoff) break;
+    if (r.status !== 'open') s.reservations.delete(id);
+  }
+  // entries: closed and past the retention
+  const heldRedeems = new Set<string>();
+  for (const v of s.vouchers.values()) heldRedeems.add(v.entry_id);
+  for (const [id, e] of s.entries) {
+    if (entryOpen(e, heldRedeems)) continue;
+    if (Date.parse(e.created_at) >= cutoff) continue;
+    s.entries.delete(id);
+  }
+  // lots: only live ones (a spent lot never gets points back); the dated heap is rebuilt from them
+  if (s.lots.length > 0) {
+    const live = s.lots.filter((l) => l.remaining_cents > 0);
+    if (live.length !== s.lots.length) {
+      for (const l of s.lots) if (l.remaining_cents <= 0) s.lot_by_id.delete(l.entry_id);
+      s.lots = live;
+      s.lot_head = 0;
+      s.dated_lots = live.filter((l) => l.expires_ms !== null && !l.expired);
+      heapify(s.dated_lots);
+    }
+  }
+  // tier activity past the horizon: the prefix sums already hold it, so dropping items keeps sums[0] as the base
+  const horizon = s.clock_ms - MEMBER_RETENTION.activityDays * DAY_MS;
+  let k = 0;
+  while (k < s.activity.length && s.activity[k].ms < horizon) k++;
+  if (k > 0) {
+    s.activity.splice(0, k);
+    const { spend, points, orders } = s.activity_sums;
+    s.activity_sums = { spend: spend.slice(k), points: points.slice(k), orders: orders.slice(k) };
+  }
+  return s;
+};
+
+/** The production fold: the full fold plus compaction every `MEMBER_RETENTION.every` events (before the event, so what the event touched is still there for the read models that look at the state after it). */
+export const evolveCompact = (s: MemberAggregate, event: MemberEvent): MemberAggregate => {
+  if (++s.since_compaction >= MEMBER_RETENTION.every) compactMember(s);
+  return evolveMember(s, event);
+};
+
+/** The snapshot format: bump `version` whenever the shape of MemberAggregate changes, so older snapshots are ignored. */
+export const MEMBER_SNAPSHOT_VERSION = 'member-3';
+
+/** A decoded snapshot is used only if it has this version's shape (a guard beyond the format key). */
+const isMap = (x: unknown): boolean => Object.prototype.toString.call(x) === '[object Map]'; // whatever realm decoded it
+const isMemberState = (x: unknown): boolean => {
+  const s = x as Partial<MemberAggregate> | null;
+  return !!s && typeof s === 'object' && isMap(s.entries) && isMap(s.cause_at) && typeof s.clock_ms === 'number' && typeof s.since_compaction === 'number'
+    && Array.isArray(s.lots) && Array.isArray(s.activity) && !!s.activity_sums && Array.isArray(s.activity_sums.spend)
+    && s.activity_sums.spend.length === s.activity.length + 1 && !('order' in s);
+};
+
+/** Rough bytes a state holds in memory (for caches bounded in bytes): O(1), from the sizes of its collections. */
+export const memberStateBytes = (s: MemberAggregate): number =>
+  2_048 + s.entries.size * 900 + s.lots.length * 220 + s.causes.size * 200 + s.activity.length * 120
+  + s.vouchers.size * 400 + s.reservations.size * 350 + s.pending_earns.size * 60;
+
+/**
+ * The member's evolver. Its state is compacted as it goes (`evolveCompact`) and snapshotted every
+ * 250 events (a cold load folds at most that many after reading a small snapshot).
+ */
+export const memberEvolver = {
+  initialState: initialMemberState,
+  evolve: evolveCompact,
+  snapshot: { version: MEMBER_SNAPSHOT_VERSION, every: 250, accepts: isMemberState, encode: encodeMemberSnapshot, decode: decodeMemberSnapshot },
+  sizeOf: memberStateBytes,
+};

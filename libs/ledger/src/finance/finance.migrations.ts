@@ -56,8 +56,34 @@ export class LedgerFinance001_1764000014000 extends SqlMigration {
     `;
 }
 
+/**
+ * Issue 13: the member's ledger (GET /v1/members/{id}/ledger) is read from here in recording order
+ * (the member stream revision of the entry's event), since the member aggregate no longer holds
+ * closed entries; existing rows are numbered from the PostgreSQL event store when it is in this
+ * database (an EventStoreDB deployment numbers them with `npm run rebuild`; until then they come first).
+ */
+export class LedgerFinance002_1764000020000 extends SqlMigration {
+  readonly name = 'LedgerFinance002_1764000020000';
+  protected readonly upSql = `
+      alter table ledger.finance_entries add column member_rev bigint not null default -1;
+      do $$ begin
+        if to_regclass('es.events') is not null then
+          update ledger.finance_entries f set member_rev = e.stream_revision
+            from es.events e
+           where e.stream_id = 'member-' || f.tenant || '-' || f.member_id and e.type = 'EntryRecorded' and e.data->>'id' = f.id;
+        end if;
+      end $$;
+      create index finance_entries_member on ledger.finance_entries (tenant, member_id, member_rev, id);
+    `;
+  protected readonly downSql = `
+      drop index if exists ledger.finance_entries_member;
+      alter table ledger.finance_entries drop column if exists member_rev;
+    `;
+}
+
 export const FINANCE_MIGRATIONS: MigrationClass[] = [
   LedgerFinance001_1764000014000,
+  LedgerFinance002_1764000020000,
 ];
 
 /** Column lists shared by the projection and the queries. */

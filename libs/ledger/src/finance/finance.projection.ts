@@ -10,6 +10,8 @@ interface MovementRow { tenant: string; at: string; member_id: string; event_id:
 interface EntryRow {
   tenant: string; id: string; member_id: string; type: string; status: string; amount_cents: number; reason_code: string | null;
   rule: string | null; parent_entry_id: string | null; order_ref: string | null; release_at: string | null; expires_at: string | null; created_at: string;
+  /** the member stream revision of the event that recorded the entry (the member's ledger order); -1 when this event did not record it */
+  member_rev: number;
 }
 
 /** The sums of one movement row, in SUM_COLUMNS order. */
@@ -62,7 +64,13 @@ export class FinanceProjection implements Projection {
     }
     const sums = sumsOf(d, m);
     if (at && sums.some((x) => x !== 0)) this.movements.push({ tenant: ids.tenant, at, member_id: ids.memberId, event_id: event.id, sums });
-    for (const e of touchedEntries(state, ev)) this.entries.set(`${ids.tenant}/${e.id}`, entryRow(ids.tenant, ids.memberId, e));
+    const recorded = ev.type === 'EntryRecorded' ? ev.data.id : null;
+    for (const e of touchedEntries(state, ev)) {
+      const key = `${ids.tenant}/${e.id}`;
+      // an entry recorded earlier in this batch keeps its revision when a later event touches it
+      const rev = e.id === recorded ? Number(event.revision) : this.entries.get(key)?.member_rev ?? -1;
+      this.entries.set(key, entryRow(ids.tenant, ids.memberId, e, rev));
+    }
   }
 
   async afterBatch(tx: PoolClient): Promise<void> {
@@ -85,12 +93,13 @@ export class FinanceProjection implements Projection {
       const rows = [...this.entries.values()];
       const k = <K extends keyof EntryRow>(key: K) => rows.map((r) => r[key]);
       await tx.query(
-        `insert into ledger.finance_entries (tenant, id, member_id, type, status, amount_cents, reason_code, rule, parent_entry_id, order_ref, release_at, expires_at, created_at)
+        `insert into ledger.finance_entries (tenant, id, member_id, type, status, amount_cents, reason_code, rule, parent_entry_id, order_ref, release_at, expires_at, created_at, member_rev)
          select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
-                              $11::timestamptz[], $12::timestamptz[], $13::timestamptz[])
-         on conflict (tenant, id) do update set status = excluded.status, release_at = excluded.release_at, expires_at = excluded.expires_at`,
+                              $11::timestamptz[], $12::timestamptz[], $13::timestamptz[], $14::bigint[])
+         on conflict (tenant, id) do update set status = excluded.status, release_at = excluded.release_at, expires_at = excluded.expires_at,
+           member_rev = greatest(ledger.finance_entries.member_rev, excluded.member_rev)`,
         [k('tenant'), k('id'), k('member_id'), k('type'), k('status'), k('amount_cents').map(String), k('reason_code'), k('rule'), k('parent_entry_id'),
-          k('order_ref'), k('release_at'), k('expires_at'), k('created_at')]);
+          k('order_ref'), k('release_at'), k('expires_at'), k('created_at'), k('member_rev').map(String)]);
     }
     this.movements = [];
     this.entries.clear();
@@ -124,7 +133,8 @@ const touchedEntries = (s: MemberAggregate, ev: MemberEvent): Entry[] => {
   return out;
 };
 
-const entryRow = (tenant: string, memberId: string, e: Entry): EntryRow => ({
+const entryRow = (tenant: string, memberId: string, e: Entry, memberRev: number): EntryRow => ({
   tenant, id: e.id, member_id: memberId, type: e.type, status: e.status, amount_cents: e.amount_cents, reason_code: e.reason_code, rule: e.rule,
   parent_entry_id: e.parent_entry_id, order_ref: e.order_ref, release_at: e.release_at, expires_at: e.expires_at, created_at: e.created_at,
+  member_rev: memberRev,
 });

@@ -1,10 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { MemberState, MemberView } from '@loyalty/contracts';
+import type { LedgerEntryStatus, LedgerEntryType, LedgerEntryView, MemberState, MemberView } from '@loyalty/contracts';
+
+/** A row of ledger.finance_entries as the member's ledger reads it. */
+interface LedgerRow {
+  id: string; type: LedgerEntryType; status: LedgerEntryStatus; amount_cents: string; reason_code: string | null; rule: string | null;
+  parent_entry_id: string | null; order_ref: string | null; release_at: Date | null; expires_at: Date | null; created_at: Date; member_rev: string;
+}
 import { AppendResult, Decision, GroupCommitter, WrongExpectedRevisionError } from '@loyalty/event-store';
 import {
   MemberAggregate, MemberEvent, MemberRuleError, decideAdjust, expiresAtFor, decideSignupBonus, decideStateChange, memberEvolver,
 } from '@loyalty/domain-member';
-import { FieldError, Page, ProblemError, decodeCursor, encodeCursor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
+import { FieldError, Page, ProblemError, decodeCursor, decodeCursorAs, encodeCursor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
 import { LedgerContext, memberStream } from '../ledger.context';
 import type { Pii } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
@@ -143,17 +149,33 @@ export class MembersService {
     return { data, pagination: { cursor: rows.length > limit ? encodeCursor([page[page.length - 1].seq]) : null } };
   }
 
+  /**
+   * The member's ledger in recording order. Read from the ledger's entry read model (the member
+   * aggregate keeps only the entries decisions can still reach, issue 13), caught up first so a
+   * read right after a write sees it. The cursor is the last row's (stream revision, id).
+   */
   async entries(tenant: string, raw: string, q: { limit?: number; cursor?: string }) {
     const id = await this.resolveId(tenant, raw);
-    const s = await this.load(tenant, id);
-    const program = await this.ctx.programs.forTenant(tenant);
     const limit = q.limit ?? 50;
-    const after = decodeCursor(q.cursor);
-    const start = after ? Number(after[0]) + 1 : 0;
-    const ids = s.order.slice(start, start + limit);
-    const data = ids.map((eid) => toEntryView(s.entries.get(eid)!, program.currency_name));
-    const more = start + limit < s.order.length;
-    return { data, pagination: { cursor: more ? encodeCursor([start + ids.length - 1]) : null } };
+    const after = q.cursor === undefined || q.cursor === null ? null : decodeCursorAs<[number, string]>(q.cursor, (v) =>
+      v.length === 2 && Number.isSafeInteger(v[0]) && (v[0] as number) >= -1 && typeof v[1] === 'string' && v[1].length <= 64);
+    await this.ctx.catchUp(10_000);
+    const params: unknown[] = [tenant, id, limit + 1];
+    if (after) params.push(String(after[0]), after[1]);
+    const { rows } = await this.ctx.pool.query<LedgerRow>(
+      `select id, type, status, amount_cents, reason_code, rule, parent_entry_id, order_ref, release_at, expires_at, created_at, member_rev
+         from ledger.finance_entries where tenant = $1 and member_id = $2 ${after ? 'and (member_rev, id) > ($4::bigint, $5)' : ''}
+        order by member_rev, id limit $3`, params);
+    const program = await this.ctx.programs.forTenant(tenant);
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const data = page.map((r): LedgerEntryView => ({
+      id: r.id, type: r.type, status: r.status, amount_cents: Number(r.amount_cents), currency: program.currency_name, reason_code: r.reason_code,
+      rule: r.rule, parent_entry_id: r.parent_entry_id, release_at: r.release_at?.toISOString() ?? null, expires_at: r.expires_at?.toISOString() ?? null,
+      created_at: r.created_at.toISOString(), order_ref: r.order_ref,
+    }));
+    const last = page[page.length - 1];
+    return { data, pagination: { cursor: more && last ? encodeCursor([Number(last.member_rev), last.id]) : null } };
   }
 
   /** Whether the member exists: a member never stops existing, so a cached sighting is enough. */

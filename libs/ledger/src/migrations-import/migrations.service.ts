@@ -186,7 +186,8 @@ export class MigrationsService {
       const cause = `migration-reverse:${r.entry_id}`;
       const { result } = await this.members.decide(r.tenant, r.member_id, (s) => {
         const e = s.entries.get(r.entry_id);
-        if (!e) return { events: [], result: false };
+        // the member's decision state lets a migration credit go once it is fully taken back (issue 13)
+        if (!e) return { events: [], result: true };
         if (s.causes.has(cause) || e.status === 'reversed') return { events: [], result: true };
         // an erased member's balance was forfeited already: nothing left to take back
         if (s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: false };

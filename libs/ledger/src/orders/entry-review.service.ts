@@ -20,7 +20,9 @@ export class EntryReviewService {
     const { state } = await this.members.decide(where.tenant, where.member_id, (s) => {
       if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') throw notFound('ledger entry');
       const out = decideReviewEntry(s, { entry_id: entryId, action, actor, at });
-      if ('refusal' in out) throw out.refusal === 'not-found' ? notFound('ledger entry') : problem('invalid-state', out.refusal);
+      // the index knows the entry; the member's decision state keeps every earn but lets closed entries of
+      // other types go (issue 13): one it no longer holds is not an earn, so it is not under review either
+      if ('refusal' in out) throw problem('invalid-state', out.refusal === 'not-found' ? `ledger entry ${entryId} is not under review` : out.refusal);
       return { events: out.events, result: null };
     });
     const program = await this.ctx.programs.forTenant(where.tenant);

@@ -1,4 +1,4 @@
-import { EventStore, RecordedEvent, SnapshotStore, foldStream } from '@loyalty/event-store';
+import { EventStore, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
 import { BalanceFigures, balanceFiguresOf } from '../finance/finance.figures';
 
@@ -10,15 +10,19 @@ import { BalanceFigures, balanceFiguresOf } from '../finance/finance.figures';
  */
 export class MemberFold {
   /** `before`: the balance figures of the state before the event at `revision` (the finance projection books the difference) */
-  private readonly cache = new Map<string, { revision: bigint; state: MemberAggregate; before: BalanceFigures }>();
+  private readonly cache: StateCache<{ revision: bigint; state: MemberAggregate; before: BalanceFigures }>;
 
-  constructor(private readonly store: EventStore, private readonly maxStreams = 20_000, private readonly snapshots: SnapshotStore | null = null) {}
+  /** `cacheBytes`: the budget of the cached states (LOYALTY_FOLD_CACHE_BYTES), least recently used first. */
+  constructor(private readonly store: EventStore, cacheBytes: number = foldCacheBytes(), private readonly snapshots: SnapshotStore | null = null) {
+    this.cache = new StateCache('ledger_member_fold', cacheBytes, (c) => memberEvolver.sizeOf(c.state));
+  }
 
   /** The member's state after `event` (and the balance figures before it); `cold` when it had to be rebuilt from the stream. */
   async advance(event: RecordedEvent): Promise<{ state: MemberAggregate; cold: boolean; before: BalanceFigures }> {
-    let cached: { revision: bigint; state: MemberAggregate } | undefined = this.cache.get(event.streamId);
+    const hit = this.cache.get(event.streamId);
+    let cached: { revision: bigint; state: MemberAggregate } | undefined = hit;
     // another projection of the same runner already advanced the fold to this event
-    if (cached && cached.revision === event.revision) return { state: cached.state, cold: false, before: this.cache.get(event.streamId)!.before };
+    if (hit && hit.revision === event.revision) return { state: hit.state, cold: false, before: hit.before };
     const cold = !cached || cached.revision !== event.revision - 1n;
     if (!cached || cold) {
       // the newest snapshot at or before the previous event, and the events after it
@@ -27,9 +31,7 @@ export class MemberFold {
     }
     const before = balanceFiguresOf(cached.state);
     const state = memberEvolver.evolve(cached.state, { type: event.type, data: event.data } as MemberEvent);
-    this.cache.delete(event.streamId);
     this.cache.set(event.streamId, { revision: event.revision, state, before });
-    if (this.cache.size > this.maxStreams) this.cache.delete(this.cache.keys().next().value!);
     return { state, cold, before };
   }
 

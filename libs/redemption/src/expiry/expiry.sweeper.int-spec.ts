@@ -98,7 +98,7 @@ describe('redemption read model and expiry sweep (PostgreSQL)', () => {
 
     for (const m of members) {
       const s = (await a.handler.load(memberStreamId(tenant, m), memberEvolver)).state;
-      const reverses = s.order.map((id) => s.entries.get(id)!).filter((e) => e.type === 'reverse');
+      const reverses = [...s.entries.values()].filter((e) => e.type === 'reverse');
       expect(reverses).toHaveLength(1);
       expect(reverses[0]).toMatchObject({ amount_cents: 1000, reason_code: 'voucher_expired' });
       expect(s.reserved).toBe(0);

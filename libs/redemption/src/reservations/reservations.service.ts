@@ -1,5 +1,5 @@
 import {
-  Quote, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
+  MemberAggregate, MemberRuleError, Quote, Reservation, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
 import { ReservationView, reservationView } from '../redemption.views';
@@ -7,6 +7,18 @@ import { SpendingContext } from '../spending.context';
 
 export interface QuoteInput { member_id: string; eligible_total_cents: number; payment_method?: string | null }
 export interface ReserveInput { member_id: string; amount_cents: number; cart_ref?: string | null; eligible_total_cents?: number | null; payment_method?: string | null }
+
+/** A row of redemption.reservations. */
+interface ReservationRow {
+  id: string; member_id: string; status: Reservation['status']; amount_cents: string; cart_ref: string | null; order_ref: string | null;
+  ledger_entry_id: string | null; expires_at: Date; created_at: Date;
+}
+
+/** A terminal call on a reservation the member state no longer holds: the same outcome again decides nothing; any other is refused. */
+const settled = (row: { status: string }, same: boolean): never[] => {
+  if (same) return [];
+  throw new MemberRuleError('invalid-state', `reservation is ${row.status}`);
+};
 
 /** Checkout: quotes (nothing held), reservations (points held), confirm (debit) and release. */
 export class ReservationsService {
@@ -57,35 +69,64 @@ export class ReservationsService {
     return out.view;
   }
 
-  /** POST /v1/redemption-reservations/{id}/confirm: the held points are debited. */
+  /**
+   * POST /v1/redemption-reservations/{id}/confirm: the held points are debited. A reservation
+   * resolved past the member state's retention (issue 13) is answered from the read model: the same
+   * terminal call again is a 200, any other a 409.
+   */
   async confirm(tenant: string, id: string, orderRef: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
     const at = (await this.ctx.programs.now(tenant)).toISOString();
-    return this.ctx.decide(tenant, memberId,
-      (s) => ({ events: decideConfirmReservation(s, { reservation_id: id, order_ref: orderRef, entry_id: newId('LE'), at }), result: id }),
-      (s) => reservationView(s.reservations.get(id)!, memberId));
+    let row: ReservationRow | null = null;
+    return this.ctx.decide(tenant, memberId, async (s) => {
+      if (s.reservations.has(id)) return { events: decideConfirmReservation(s, { reservation_id: id, order_ref: orderRef, entry_id: newId('LE'), at }), result: id };
+      row ??= await this.row(tenant, id);
+      return { events: settled(row, row.status === 'confirmed' && row.order_ref === orderRef), result: id };
+    }, (s) => this.viewOf(s, id, memberId, row));
   }
 
-  /** POST /v1/redemption-reservations/{id}/release */
+  /** POST /v1/redemption-reservations/{id}/release (a long-resolved one: from the read model, as confirm) */
   async release(tenant: string, id: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
     const at = (await this.ctx.programs.now(tenant)).toISOString();
-    return this.ctx.decide(tenant, memberId,
-      (s) => ({ events: decideReleaseReservation(s, { reservation_id: id, at }), result: id }),
-      (s) => reservationView(s.reservations.get(id)!, memberId));
+    let row: ReservationRow | null = null;
+    return this.ctx.decide(tenant, memberId, async (s) => {
+      if (s.reservations.has(id)) return { events: decideReleaseReservation(s, { reservation_id: id, at }), result: id };
+      row ??= await this.row(tenant, id);
+      return { events: settled(row, row.status === 'released'), result: id };
+    }, (s) => this.viewOf(s, id, memberId, row));
   }
 
   /** GET /v1/redemption-reservations/{id} */
   async get(tenant: string, id: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
-    const r = (await this.ctx.load(tenant, memberId)).reservations.get(id);
-    if (!r) throw notFound('reservation');
-    return reservationView(r, memberId);
+    const s = await this.ctx.load(tenant, memberId);
+    return this.viewOf(s, id, memberId, s.reservations.has(id) ? null : await this.row(tenant, id));
   }
 
+  /** The member holding a reservation: remembered by this process, else its read model row. */
   private async ownerOf(tenant: string, id: string): Promise<string> {
     const owner = await this.ctx.ownerOf(tenant, 'reservations', id);
     if (!owner) throw notFound('reservation');
     return owner;
+  }
+
+  /** The member state's reservation, or (resolved past the retention) the read model's row. */
+  private viewOf(s: MemberAggregate, id: string, memberId: string, row: ReservationRow | null): ReservationView {
+    const r = s.reservations.get(id);
+    if (r) return reservationView(r, memberId);
+    if (!row) throw notFound('reservation');
+    return {
+      id: row.id, status: row.status, member_id: row.member_id, amount_cents: Number(row.amount_cents), cart_ref: row.cart_ref, order_ref: row.order_ref,
+      ledger_entry_id: row.ledger_entry_id, expires_at: row.expires_at.toISOString(), created_at: row.created_at.toISOString(),
+    };
+  }
+
+  private async row(tenant: string, id: string): Promise<ReservationRow> {
+    const { rows } = await this.ctx.pool.query<ReservationRow>(
+      `select id, member_id, status, amount_cents, cart_ref, order_ref, ledger_entry_id, expires_at, created_at
+         from redemption.reservations where tenant = $1 and id = $2`, [tenant, id]);
+    if (!rows.length) throw notFound('reservation');
+    return rows[0];
   }
 }

@@ -1,5 +1,5 @@
 import {
-  MemberAggregate, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
+  MemberAggregate, MemberRuleError, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
 } from '@loyalty/domain-member';
 import { newId, newVoucherCode, notFound, problem } from '@loyalty/platform';
 import { GroupCommitter } from '@loyalty/event-store';
@@ -15,6 +15,23 @@ const asCreated = (s: MemberAggregate, v: Voucher, memberId: string): Redemption
   status: v.mode === 'direct' ? 'used' : 'created',
   order_ref: s.entries.get(v.entry_id)?.order_ref ?? null,
 });
+
+/** A row of redemption.redemptions. */
+interface RedemptionRow {
+  id: string; member_id: string; code: string; mode: Voucher['mode']; status: Voucher['status']; amount_cents: string;
+  order_ref: string | null; ledger_entry_id: string; expires_at: Date | null; created_at: Date;
+}
+
+const rowView = (r: RedemptionRow): RedemptionView => ({
+  id: r.id, status: r.status, mode: r.mode, amount_cents: Number(r.amount_cents), code: r.code, order_ref: r.order_ref,
+  ledger_entry_id: r.ledger_entry_id, expires_at: r.expires_at?.toISOString() ?? null, created_at: r.created_at.toISOString(), member_id: r.member_id,
+});
+
+/** A terminal call on a redemption the member state no longer holds: the same outcome again decides nothing; any other is refused. */
+const settled = (row: { id: string; status: string }, same: boolean): never[] => {
+  if (same) return [];
+  throw new MemberRuleError('invalid-state', `redemption is ${row.status}`);
+};
 
 /** Vouchers and direct redemptions: create (debit at once), confirm, void, look-ups. */
 export class VouchersService {
@@ -60,28 +77,55 @@ export class VouchersService {
     return out.view;
   }
 
-  /** POST /v1/redemptions/{id}/confirm */
+  /**
+   * POST /v1/redemptions/{id}/confirm. A redemption resolved long ago (past the member state's
+   * retention, issue 13) is answered from the read model: the same terminal call again is a 200,
+   * any other a 409, as decisions §6 says.
+   */
   async confirm(tenant: string, id: string, orderRef: string): Promise<RedemptionView> {
     const memberId = await this.ownerOf(tenant, id);
     const at = (await this.ctx.programs.now(tenant)).toISOString();
-    return this.ctx.decide(tenant, memberId, (s) => ({ events: decideConfirmRedemption(s, { redemption_id: id, order_ref: orderRef, at }), result: id }),
-      (s) => redemptionView(s.vouchers.get(id)!, memberId));
+    let row: RedemptionRow | null = null;
+    return this.ctx.decide(tenant, memberId, async (s) => {
+      if (s.vouchers.has(id)) return { events: decideConfirmRedemption(s, { redemption_id: id, order_ref: orderRef, at }), result: id };
+      row ??= await this.row(tenant, id);
+      return { events: settled(row, row.status === 'used' && row.order_ref === orderRef), result: id };
+    }, (s) => this.viewOf(s, id, memberId, row));
   }
 
-  /** POST /v1/redemptions/{id}/void */
+  /** POST /v1/redemptions/{id}/void (a long-resolved one: from the read model, as confirm) */
   async void(tenant: string, id: string): Promise<RedemptionView> {
     const memberId = await this.ownerOf(tenant, id);
     const at = (await this.ctx.programs.now(tenant)).toISOString();
-    return this.ctx.decide(tenant, memberId, (s) => ({ events: decideVoidRedemption(s, { redemption_id: id, reverse_entry_id: newId('LE'), at }), result: id }),
-      (s) => redemptionView(s.vouchers.get(id)!, memberId));
+    let row: RedemptionRow | null = null;
+    return this.ctx.decide(tenant, memberId, async (s) => {
+      if (s.vouchers.has(id)) return { events: decideVoidRedemption(s, { redemption_id: id, reverse_entry_id: newId('LE'), at }), result: id };
+      row ??= await this.row(tenant, id);
+      return { events: settled(row, row.status === 'restored'), result: id };
+    }, (s) => this.viewOf(s, id, memberId, row));
   }
 
   /** GET /v1/redemptions/{id} */
   async get(tenant: string, id: string): Promise<RedemptionView> {
     const memberId = await this.ownerOf(tenant, id);
-    const v = (await this.ctx.load(tenant, memberId)).vouchers.get(id);
-    if (!v) throw notFound('redemption');
-    return redemptionView(v, memberId);
+    const s = await this.ctx.load(tenant, memberId);
+    return this.viewOf(s, id, memberId, s.vouchers.has(id) ? null : await this.row(tenant, id));
+  }
+
+  /** The member state's voucher, or (resolved past the retention) the read model's row. */
+  private viewOf(s: MemberAggregate, id: string, memberId: string, row: RedemptionRow | null): RedemptionView {
+    const v = s.vouchers.get(id);
+    if (v) return redemptionView(v, memberId);
+    if (!row) throw notFound('redemption');
+    return rowView(row);
+  }
+
+  private async row(tenant: string, id: string): Promise<RedemptionRow> {
+    const { rows } = await this.ctx.pool.query<RedemptionRow>(
+      `select id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at
+         from redemption.redemptions where tenant = $1 and id = $2`, [tenant, id]);
+    if (!rows.length) throw notFound('redemption');
+    return rows[0];
   }
 
   /** GET /v1/redemptions?code=: the redemption, its owner and whether it can still be used now. */
@@ -91,11 +135,13 @@ export class VouchersService {
     if (!rows.length) throw notFound('voucher code');
     const [s, now] = await Promise.all([this.ctx.load(tenant, rows[0].member_id), this.ctx.programs.now(tenant)]);
     const v = s.vouchers.get(rows[0].id);
-    if (!v) throw notFound('voucher code');
+    // resolved past the member state's retention: the read model's row, no longer valid
+    if (!v) return { ...rowView(await this.row(tenant, rows[0].id)), valid: false };
     const valid = v.status === 'created' && (v.expires_at === null || now.getTime() < Date.parse(v.expires_at));
     return { ...redemptionView(v, rows[0].member_id), valid };
   }
 
+  /** The member holding a redemption: remembered by this process, else its read model row. */
   private async ownerOf(tenant: string, id: string): Promise<string> {
     const owner = await this.ctx.ownerOf(tenant, 'redemptions', id);
     if (!owner) throw notFound('redemption');

@@ -1,6 +1,6 @@
 import { PoolClient } from 'pg';
 import type { Balances } from '@loyalty/contracts';
-import { EventStore, Projection, RecordedEvent, SnapshotStore, foldStream } from '@loyalty/event-store';
+import { EventStore, Projection, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, balancesOf, liveLots, memberEvolver } from '@loyalty/domain-member';
 import { parseTenantKey } from '@loyalty/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
@@ -54,7 +54,8 @@ export class WebhookEventsProjection implements Projection {
   readonly filter = { streamPrefixes: ['member-', 'referral-'] };
   /** a rebuild re-derives the lot watch; deliveries stay (their cause keys stop a replay from resending) */
   readonly tables = ['webhook.lot_watch'];
-  private readonly cache = new Map<string, Folded>();
+  /** folded members by stream, bounded in bytes (LOYALTY_FOLD_CACHE_BYTES), least recently used first */
+  private readonly cache = new StateCache<Folded>('webhook_member_fold', foldCacheBytes(), (f) => memberEvolver.sizeOf(f.state));
 
   constructor(
     private readonly store: EventStore,
@@ -218,9 +219,7 @@ export class WebhookEventsProjection implements Projection {
   }
 
   private remember(streamId: string, f: Folded): void {
-    this.cache.delete(streamId); // re-insert: the Map's order is then least recently used first
-    this.cache.set(streamId, f);
-    if (this.cache.size > 20_000) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(streamId, f); // re-stored: its size is weighed again
   }
 
   /** Whether the next event of the stream belongs to another append (or there is none yet). */
