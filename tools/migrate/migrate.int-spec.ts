@@ -188,7 +188,7 @@ describe('schema migrations (TypeORM)', () => {
     const db = await fresh('mig_check');
     const config: AppConfig = { ...loadConfig({}), databaseUrl: db.url, migrations: 'check' };
     const own = processMigrations(LEDGER_MIGRATIONS);
-    await expect(prepareSchema(config, own)).rejects.toThrow(/11 schema migration\(s\) pending .*run the migration Job/);
+    await expect(prepareSchema(config, own)).rejects.toThrow(new RegExp(`^${migrationInstances(own).length} schema migration\\(s\\) pending .*run the migration Job`));
     expect((await db.pool.query(`select to_regclass('es.events') as t`)).rows[0].t).toBeNull();
     await migrate(db.url, ALL_MIGRATIONS);
     await expect(prepareSchema(config, own)).resolves.toBeUndefined();
