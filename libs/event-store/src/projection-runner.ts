@@ -47,6 +47,18 @@ const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePosit
  * and commits per event); each keeps its own checkpoint, so one can be rebuilt alone.
  */
 export class ProjectionRunner {
+  /** The runners started in this process (every service's, in the standalone mode). */
+  private static readonly running = new Set<ProjectionRunner>();
+
+  /**
+   * Waits until every runner of this process has applied `target` (errors and timeouts ignored):
+   * for an operation that must see no read-model row written after it from older events (the
+   * sandbox wipe), whichever service's runner writes it.
+   */
+  static async settleAll(target: Position, timeoutMs = 10_000): Promise<void> {
+    await Promise.all([...ProjectionRunner.running].map((r) => r.waitFor(target, timeoutMs).catch(() => undefined)));
+  }
+
   private sub: Subscription | null = null;
   private position: Position = START;
   private waiters: { target: Position; resolve: () => void }[] = [];
@@ -85,9 +97,11 @@ export class ProjectionRunner {
       // nobody waiting: let a burst of appends gather into one batch (one transaction for many events)
       linger: () => (this.waiters.length ? 0 : LINGER_MS),
     });
+    ProjectionRunner.running.add(this);
   }
 
   async stop(): Promise<void> {
+    ProjectionRunner.running.delete(this);
     await this.sub?.stop();
     this.sub = null;
     for (const w of this.waiters) w.resolve();
