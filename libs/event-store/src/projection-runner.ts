@@ -52,8 +52,18 @@ export interface ProjectionRunnerOptions {
 }
 
 export class ProjectionRunner {
-  /** The runners started in this process and not stopped: /metrics and /readyz report their lag. */
+  /** The runners started in this process and not stopped (every service's, in the standalone mode): /metrics and /readyz report their lag. */
   static readonly running = new Set<ProjectionRunner>();
+
+  /**
+   * Waits until every runner of this process has applied `target` (errors and timeouts ignored):
+   * for an operation that must see no read-model row written after it from older events (the
+   * sandbox wipe), whichever service's runner writes it.
+   */
+  static async settleAll(target: Position, timeoutMs = 10_000): Promise<void> {
+    await Promise.all([...ProjectionRunner.running].map((r) => r.waitFor(target, timeoutMs).catch(() => undefined)));
+  }
+
   private sub: Subscription | null = null;
   private position: Position = START;
   private waiters: { target: Position; resolve: () => void }[] = [];
@@ -92,7 +102,6 @@ export class ProjectionRunner {
       return r ? { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } : START;
     });
     this.position = earliest(positions);
-    ProjectionRunner.running.add(this);
     this.sub = this.store.subscribe({
       from: this.position,
       // No store-side filter: the checkpoint must move past events this projection ignores, or a
@@ -106,6 +115,7 @@ export class ProjectionRunner {
       // nobody waiting: let a burst of appends gather into one batch (one transaction for many events)
       linger: () => (this.waiters.length ? 0 : LINGER_MS),
     });
+    ProjectionRunner.running.add(this);
   }
 
   async stop(): Promise<void> {

@@ -34,11 +34,19 @@ export class ReferralMessages {
   @MessagePattern(P.reject)
   reject(@Payload() p: TenantScoped & { id: string }) { return reply(() => this.reviewing.review(p.id, 'reject', p.actor ?? null)); }
 
-  /** The admin plane wiped a sandbox: its referral streams are gone, so no cached state of them may survive. */
+  /**
+   * The admin plane wiped a sandbox: its referral streams are gone, so no cached state of them may
+   * survive, and rows this service's runner wrote from events it had read before the delete (its
+   * batches gather for a moment) are swept up once it has caught up.
+   */
   @MessagePattern(P.wipe)
-  wipe(@Payload() _p: TenantScoped) {
-    return reply(() => {
+  wipe(@Payload() p: TenantScoped) {
+    return reply(async () => {
       this.ctx.handler.forget();
+      await this.ctx.settleHead().catch(() => undefined);
+      for (const table of ['referral.codes', 'referral.paid_orders', 'referral.referrals']) {
+        await this.ctx.pool.query(`delete from ${table} where tenant = $1`, [p.tenant]);
+      }
       return { forgotten: true };
     });
   }

@@ -1,5 +1,6 @@
 import { Pool, PoolClient } from 'pg';
 import { inTransaction, parseTenantKey, problem } from '@loyalty/platform';
+import { ProjectionRunner } from '@loyalty/event-store';
 import { LedgerContext } from '../ledger.context';
 
 const quoteIdent = (s: string): string => `"${s.replace(/"/g, '""')}"`;
@@ -53,8 +54,11 @@ export class SandboxWipeService {
     this.ctx.handler.forget();
     this.ctx.vault.forgetCache();
     this.onWiped(tenant);
-    // a projection that had read the sandbox's events before the delete may have written rows since: settle, then sweep them up
-    await this.ctx.settle(await this.ctx.store.headPosition()).catch(() => undefined);
+    // a projection that had read the sandbox's events before the delete may have written rows since
+    // (any service's runner of this process: their batches gather for a moment): settle, then sweep them up
+    const head = await this.ctx.store.headPosition();
+    (this.ctx.store as { poke?: () => void }).poke?.();
+    await Promise.all([this.ctx.settle(head).catch(() => undefined), ProjectionRunner.settleAll(head)]);
     rows += await this.deleteTenantRows(this.ctx.pool, tenant);
     return { wiped: true, tenant, streams, rows };
   }
