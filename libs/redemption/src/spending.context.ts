@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
 import { CommandHandler, Decision, EventStore, GroupCommitter, RecordedEvent } from '@loyalty/event-store';
@@ -57,16 +58,10 @@ export class SpendingContext {
    * created or looked up are remembered (at most OWNERS_CACHED), so confirming what it just
    * reserved reads nothing.
    */
-  private readonly owners = new Map<string, string>();
+  private readonly owners = new LRUCache<string, string>({ max: OWNERS_CACHED });
 
   rememberOwner(tenant: string, id: string, memberId: string): void {
-    const k = `${tenant}|${id}`;
-    if (this.owners.has(k)) return;
-    this.owners.set(k, memberId);
-    if (this.owners.size > OWNERS_CACHED) {
-      const oldest = this.owners.keys().next().value;
-      if (oldest !== undefined) this.owners.delete(oldest);
-    }
+    this.owners.set(`${tenant}|${id}`, memberId);
   }
 
   /** The member holding a redemption (RD-…) or reservation (RS-…) of this tenant; null when there is none. */

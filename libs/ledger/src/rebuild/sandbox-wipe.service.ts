@@ -58,7 +58,7 @@ export class SandboxWipeService {
     // (any service's runner of this process: their batches gather for a moment): settle, then sweep them up
     const head = await this.ctx.store.headPosition();
     (this.ctx.store as { poke?: () => void }).poke?.();
-    await Promise.all([this.ctx.settle(head).catch(() => undefined), ProjectionRunner.settleAll(head)]);
+    await ProjectionRunner.settleAll(head);
     rows += await this.deleteTenantRows(this.ctx.pool, tenant);
     return { wiped: true, tenant, streams, rows };
   }
