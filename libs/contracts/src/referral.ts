@@ -50,8 +50,6 @@ export interface ReferralTerms {
 
 export interface ReferralOrder { order_ref: string; gross_cents: number; paid_at: string }
 
-/** Stream `referral-<tenant>-<friendMemberId>`: one referral per friend, ever. */
-export const referralStreamId = (tenant: string, friendId: string): string => `referral-${tenant}-${friendId}`;
 
 export type ReferralEvent =
   | { type: 'ReferralCreated'; data: { referral_id: string; code: string; advocate_id: string; friend_id: string; status: 'pending' | 'held'; hold_reasons: ReferralHoldReason[]; at: string } }

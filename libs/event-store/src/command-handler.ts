@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { KeyedMutex } from '@loyalty/platform';
 import { AppendResult, EventMetadata, EventStore, RecordedEvent, WrongExpectedRevisionError } from './event-store.port';
 import { SnapshotPolicy, SnapshotStore, foldStream } from './snapshots';
 import { DEFAULT_STATE_BYTES, MIB, StateCache, cacheBytesFromEnv } from './state-cache';
@@ -24,25 +25,6 @@ interface CacheEntry<S> { state: S; revision: bigint | 'no_stream'; bytes: numbe
 
 /** The command handler's state cache budget: `LOYALTY_STATE_CACHE_BYTES`, default 64 MiB (a 512 MiB pod). */
 export const stateCacheBytes = (): number => cacheBytesFromEnv('LOYALTY_STATE_CACHE_BYTES', 64 * MIB);
-
-/** Serialises work per key inside one process. */
-export class KeyedMutex {
-  private readonly tails = new Map<string, Promise<void>>();
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = prev.then(() => mine);
-    this.tails.set(key, tail);
-    await prev;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
-}
 
 /**
  * The one generic command handler: load (cached state + tail) → decide → append with the
@@ -191,4 +173,5 @@ export class CommandHandler {
   }
 }
 
-export { WrongExpectedRevisionError };
+/** KeyedMutex lives in @loyalty/platform; named here too for the stream code that takes it with the handler. */
+export { KeyedMutex, WrongExpectedRevisionError };

@@ -40,7 +40,3 @@ export class LedgerContext {
 }
 
 export { memberStreamId as memberStream, orderStreamId as orderStream } from '@loyalty/contracts';
-export const parseMemberStream = (streamId: string): { tenant: string; memberId: string } | null => {
-  const m = /^member-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
-  return m ? { tenant: m[1], memberId: m[2] } : null;
-};

@@ -1,4 +1,6 @@
 export * from './ids';
+export * from './deterministic-ids';
+export * from './keyed-mutex';
 export * from './problem';
 export * from './config';
 export * from './db';

@@ -22,7 +22,6 @@ export class Program001_1764000006000 extends SqlMigration {
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()
       );
-      -- every version of the rules, so an event can be explained by the rules in force when it ran
       create table program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
       create table program.test_clocks (program_id text primary key, offset_ms bigint not null default 0);
     `;
@@ -60,9 +59,22 @@ export class Program002_1764000007000 extends SqlMigration {
     `;
 }
 
+// program.rule_history was written on every rules or tiers change and never read by anything:
+// an entry names the rule it earned under (`rule`); nothing explained events from this table.
+export class Program003_1764400000000 extends SqlMigration {
+  readonly name = 'Program003_1764400000000';
+  protected readonly upSql = `
+      drop table if exists program.rule_history;
+    `;
+  protected readonly downSql = `
+      create table if not exists program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
+    `;
+}
+
 export const PROGRAM_MIGRATIONS: MigrationClass[] = [
   Program001_1764000006000,
   Program002_1764000007000,
+  Program003_1764400000000,
 ];
 
 type Row = ProgramRecord;
@@ -166,7 +178,6 @@ export class ProgramStore {
     const tiers = normaliseTiers(input.tiers ?? []);
     const { raw } = await (await this.programs()).createQueryBuilder().insert()
       .values({ id, program_name: input.program_name, currency_name: input.currency_name, settings, rules, tiers } as ProgramRecord as never).returning('*').execute();
-    await this.pool.query('insert into program.rule_history (program_id, rules, tiers) values ($1,$2,$3)', [id, JSON.stringify(rules), JSON.stringify(tiers)]);
     return toProgram((raw as Row[])[0]);
   }
 
@@ -211,7 +222,6 @@ export class ProgramStore {
   private async save(id: string, rules: Rule[], tiers: Tier[]): Promise<Program> {
     const row = await this.updateReturning(id, { rules, tiers });
     this.cache?.drop(id); // this process at once (after the commit); the trigger's notification tells the others
-    await this.pool.query('insert into program.rule_history (program_id, rules, tiers) values ($1,$2,$3)', [id, JSON.stringify(rules), JSON.stringify(tiers)]);
     return toProgram(row);
   }
 

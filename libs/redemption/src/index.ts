@@ -1,7 +1,6 @@
 export * from './redemption.module';
 export * from './redemption.migrations';
 export * from './spending.context';
-export * from './redemption.views';
 export * from './vouchers/vouchers.service';
 export * from './reservations/reservations.service';
 export * from './expiry/expiry.sweeper';

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
 import { MemberView, PATTERNS, ReferralEvent, referralStreamId } from '@loyalty/contracts';
 import { CommandHandler, EventStore, Position, ProjectionRunner } from '@loyalty/event-store';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, inTransaction, notFound, problem } from '@loyalty/platform';
+import { AppConfig, deterministicUuid, inTransaction, notFound, problem } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { ReferralRuleError, ReferralState, referralEvolver } from './domain/referral.decider';
 import { applyReferralEvent } from './projections/referral.projection';
@@ -13,15 +12,6 @@ export const toProblem = (e: unknown): unknown => {
   if (!(e instanceof ReferralRuleError)) return e;
   if (e.code === 'not-found') return notFound('referral');
   return problem(e.code, e.message);
-};
-
-/** A UUID (version 5 layout, SHA-256) from a seed: a retried command appends the very same event ids, which the store ignores. */
-export const deterministicUuid = (seed: string): string => {
-  const b = createHash('sha256').update(seed).digest().subarray(0, 16);
-  b[6] = (b[6] & 0x0f) | 0x50;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 };
 
 /** What the referral service's use cases share: injected once by the module. */

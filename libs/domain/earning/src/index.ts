@@ -17,8 +17,6 @@ export type { TakeBackSplit } from './refund-take-back.policy';
 
 export { computeExpiresAt, inactivityExpiryAt } from './expiry.policy';
 
-export { consumeLots, expireDueLots, expiringWithin, fifoOrder, restoreLots } from './points-lot.ledger';
-export type { ConsumeResult, ExpireResult, Lot, LotMovement } from './points-lot.ledger';
 
 export { evaluateTier, metricValue, qualifies, tierCriteria } from './tier.evaluator';
 export type { TierCriterion, TierMetrics } from './tier.evaluator';

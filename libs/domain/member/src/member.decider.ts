@@ -16,9 +16,6 @@ export const EARNING_STATES: MemberState[] = ['prospect', 'registered', 'active'
 export const canSpend = (s: MemberAggregate): boolean => SPENDING_STATES.includes(s.state);
 export const canEarn = (s: MemberAggregate): boolean => EARNING_STATES.includes(s.state);
 
-/** A cause already applied to this member: the command is a retry and must not do its work twice. */
-export const alreadyApplied = (s: MemberAggregate, cause: string): string[] | null => s.causes.get(cause) ?? null;
-
 /** The events, if they keep the member's money exact (member.limits); otherwise the refusal, a 422 `rule-ineligible`. */
 export const withinMoneyLimits = (s: MemberAggregate, events: MemberEvent[]): MemberEvent[] => {
   try {

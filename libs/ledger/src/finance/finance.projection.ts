@@ -1,7 +1,7 @@
 import { PoolClient } from 'pg';
+import { parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import type { Entry, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
-import { parseMemberStream } from '../ledger.context';
 import { MemberFold } from '../projections/member-fold';
 import { BalanceFigures, Movements, balanceFiguresOf, bookMovement, movementKindOf, programmeTimeOf, ZERO_MOVEMENTS } from './finance.figures';
 import { SUM_COLUMNS } from './finance.migrations';
@@ -43,7 +43,7 @@ export class FinanceProjection implements Projection {
   }
 
   async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
-    const ids = parseMemberStream(event.streamId);
+    const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     const { state, before } = await this.fold.advance(event);
     if (!state.exists) return;

@@ -10,13 +10,12 @@ import { AppendResult, Decision, GroupCommitter, WrongExpectedRevisionError } fr
 import {
   MemberAggregate, MemberEvent, MemberRuleError, decideAdjust, expiresAtFor, decideSignupBonus, decideStateChange, memberEvolver,
 } from '@loyalty/domain-member';
-import { FieldError, Page, ProblemError, decodeCursor, decodeCursorAs, encodeCursor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
+import { FieldError, KeyedMutex, Page, ProblemError, decodeCursor, decodeCursorAs, encodeCursor, entryIdFor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
 import { LedgerContext, memberStream } from '../ledger.context';
 import type { Pii } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
-import { IdentityLocks, identityKeys } from './identity-locks';
+import { identityKeys } from './identity-locks';
 import { toEntryView, toMemberView } from './member.view';
-import { entryIdFor } from '../orders/deterministic-ids';
 
 export const toProblem = (e: unknown): unknown => {
   if (!(e instanceof MemberRuleError)) return e;
@@ -36,7 +35,7 @@ export interface ProfileInput { email?: string; phone?: string; external_ref?: s
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One per process: every MembersService of the process serialises on the same identity values. */
-const LOCKS = new IdentityLocks();
+const LOCKS = new KeyedMutex();
 
 /** Members: identity, enrolment, profile, erasure, adjustments and reads (ledger service). */
 export class MembersService {

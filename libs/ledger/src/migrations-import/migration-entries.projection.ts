@@ -1,7 +1,7 @@
 import { PoolClient } from 'pg';
+import { parseMemberStreamId } from '@loyalty/contracts';
 import { Projection, RecordedEvent } from '@loyalty/event-store';
 import type { EntryData } from '@loyalty/domain-member';
-import { parseMemberStream } from '../ledger.context';
 
 export const MIGRATION_REASON = 'migration';
 
@@ -33,7 +33,7 @@ export class MigrationEntriesProjection implements Projection {
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
     if (event.type !== 'EntryRecorded') return;
-    const ids = parseMemberStream(event.streamId);
+    const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     const e = event.data as EntryData;
     if (e.type === 'adjust' && e.reason_code === MIGRATION_REASON && e.batch_id) {

@@ -1,7 +1,7 @@
 import { PoolClient } from 'pg';
+import { parseMemberStreamId } from '@loyalty/contracts';
 import { Projection, RecordedEvent } from '@loyalty/event-store';
 import type { EntryData } from '@loyalty/domain-member';
-import { parseMemberStream } from '../ledger.context';
 
 /** ledger.entry_index: entry id → (tenant, member), so an admin call naming only an entry id finds its stream. */
 export class EntryIndexProjection implements Projection {
@@ -14,7 +14,7 @@ export class EntryIndexProjection implements Projection {
   beforeBatch(): void { this.staged = []; }
 
   async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
-    const ids = parseMemberStream(event.streamId);
+    const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     this.staged.push({ entry_id: (event.data as EntryData).id, tenant: ids.tenant, member_id: ids.memberId });
   }

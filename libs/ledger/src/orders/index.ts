@@ -5,4 +5,3 @@ export * from './orders.migrations';
 export * from './entry-review.service';
 export * from './entry-index.projection';
 export * from './campaign-budgets';
-export * from './deterministic-ids';

@@ -4,13 +4,12 @@ import {
   MemberAggregate, MemberEvent, MemberRuleError, decideConfirmReservation, decideOrderStep, decideTier, earningRefusal, orderCauses, orderEarnRecorded,
 } from '@loyalty/domain-member';
 import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
-import { ProblemError, problem } from '@loyalty/platform';
+import { ProblemError, deterministicUuid, entryIdFor, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
 import { LedgerContext, memberStream, orderStream } from '../ledger.context';
 import { normaliseEmail, normalisePhone } from '../members/identity';
 import { MembersService } from '../members/members.service';
 import { CampaignBudgets } from './campaign-budgets';
-import { deterministicUuid, entryIdFor } from './deterministic-ids';
 import { OrderAggregate, OrderPlan, checkOrderEvent, isOrderEvent, orderEvolver, orderStepEvent, planOrderStep } from './order.aggregate';
 
 /** A commerce event the ledger refuses: it ends `failed` with this message and writes nothing. */

@@ -1,6 +1,6 @@
 import { PoolClient } from 'pg';
+import { parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
-import { parseMemberStream } from '../ledger.context';
 import { MemberFold } from './member-fold';
 import { PiiVault } from '../pii/pii.vault';
 import type { MemberAggregate } from '@loyalty/domain-member';
@@ -26,7 +26,7 @@ export class MembersProjection implements Projection {
   beforeBatch(): void { this.staged.clear(); }
 
   async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
-    const ids = parseMemberStream(event.streamId);
+    const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     const { state } = await this.fold.advance(event);
     if (!state.exists) return;

@@ -1,8 +1,8 @@
 import { PoolClient } from 'pg';
+import { parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, firstDatedLot, holdsLots } from '@loyalty/domain-member';
 import { MemberFold } from '../projections/member-fold';
-import { parseMemberStream } from '../ledger.context';
 
 export type DueKind = 'release' | 'expire' | 'inactive' | 'tier' | 'anonymise';
 export interface DueItem { kind: DueKind; entry_id: string; due_at: string }
@@ -61,7 +61,7 @@ export class DueItemsProjection implements Projection {
   beforeBatch(): void { this.staged.clear(); }
 
   async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
-    const ids = parseMemberStream(event.streamId);
+    const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     const { state, cold } = await this.fold.advance(event);
     // a cold fold (restart, rebuild) writes unconditionally

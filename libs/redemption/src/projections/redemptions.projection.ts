@@ -1,12 +1,7 @@
 import { Pool, PoolClient } from 'pg';
+import { parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import type { MemberEvent } from '@loyalty/domain-member';
-
-/** `member-<tenant>-<M-…>` → its parts; null for any other stream. */
-export const parseMemberStreamId = (streamId: string): { tenant: string; memberId: string } | null => {
-  const m = /^member-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
-  return m ? { tenant: m[1], memberId: m[2] } : null;
-};
 
 const HANDLED = ['VoucherIssued', 'VoucherUsed', 'VoucherRestored', 'ReservationOpened', 'ReservationConfirmed', 'ReservationReleased'] as const;
 

@@ -2,7 +2,7 @@ import {
   MemberAggregate, MemberRuleError, Quote, Reservation, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
-import { ReservationView, reservationView } from '../redemption.views';
+import { ReservationView, reservationView } from '@loyalty/domain-redemption';
 import { SpendingContext } from '../spending.context';
 
 export interface QuoteInput { member_id: string; eligible_total_cents: number; payment_method?: string | null }

@@ -4,7 +4,7 @@ import {
 import { newId, newVoucherCode, notFound, problem } from '@loyalty/platform';
 import { GroupCommitter } from '@loyalty/event-store';
 import { crashPoint } from '@loyalty/runtime';
-import { RedemptionView, redemptionView } from '../redemption.views';
+import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
 import { SpendingContext } from '../spending.context';
 
 export interface CreateRedemptionInput { amount_cents: number; mode?: 'voucher' | 'direct'; order_ref?: string | null }

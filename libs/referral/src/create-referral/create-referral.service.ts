@@ -1,6 +1,5 @@
 import { ReferralView } from '@loyalty/contracts';
-import { KeyedMutex } from '@loyalty/event-store';
-import { ProblemError, newId, notFound } from '@loyalty/platform';
+import { KeyedMutex, ProblemError, newId, notFound } from '@loyalty/platform';
 import { holdReasons } from '../domain/fraud';
 import { normaliseReferralCode } from '../domain/referral-code';
 import { ReferralRuleError, decideCreate, toReferralView } from '../domain/referral.decider';

@@ -1,17 +1,6 @@
 import { Pool, PoolClient } from 'pg';
-import type { ReferralEvent, ReferralOrder, ReferralStatus } from '@loyalty/contracts';
+import { ReferralEvent, ReferralOrder, ReferralStatus, parseMemberStreamId, parseOrderStreamId, parseReferralStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
-
-/** `member-<tenant>-<M-…>`, `referral-<tenant>-<M-…>` → their parts; null for any other stream. */
-const MEMBER_STREAM = /^member-(.+)-(M-[0-9A-Z]{26})$/;
-const REFERRAL_STREAM = /^referral-(.+)-(M-[0-9A-Z]{26})$/;
-/** `order-<tenant>-<orderRef>`: a tenant is `P-<ULID>` with an optional `_test`; the order ref may hold dashes. */
-const ORDER_STREAM = /^order-(P-[0-9A-Z]{26}(?:_test)?)-([\s\S]+)$/;
-
-export const parseReferralStream = (streamId: string): { tenant: string; friendId: string } | null => {
-  const m = REFERRAL_STREAM.exec(streamId);
-  return m ? { tenant: m[1], friendId: m[2] } : null;
-};
 
 /** The ledger's member and order events this service reads (their published shape; only the fields used here). */
 type MemberCreated = { member_id: string; referral_code: string };
@@ -74,9 +63,9 @@ export class ReferralProjection implements Projection {
     this.referred.clear();
     if (!this.onOrderPaid) return;
     const payers = events.filter((e) => e.type === 'OrderPaid').flatMap((e) => {
-      const m = ORDER_STREAM.exec(e.streamId);
+      const m = parseOrderStreamId(e.streamId);
       const d = e.data as OrderStep;
-      return m && d.member_id ? [{ tenant: m[1], friend: d.member_id }] : [];
+      return m && d.member_id ? [{ tenant: m.tenant, friend: d.member_id }] : [];
     });
     if (!payers.length) return;
     const { rows } = await tx.query<{ tenant: string; friend_id: string }>(
@@ -115,43 +104,43 @@ export class ReferralProjection implements Projection {
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
     switch (event.type) {
       case 'MemberCreated': {
-        const m = MEMBER_STREAM.exec(event.streamId);
+        const m = parseMemberStreamId(event.streamId);
         const d = event.data as MemberCreated;
         if (!m || !d.referral_code) return;
-        this.codes.push({ tenant: m[1], code: d.referral_code, member_id: m[2] });
+        this.codes.push({ tenant: m.tenant, code: d.referral_code, member_id: m.memberId });
         return;
       }
       case 'MemberErased': {
         // an erased member's code no longer resolves (like their email and phone)
-        const m = MEMBER_STREAM.exec(event.streamId);
+        const m = parseMemberStreamId(event.streamId);
         await this.writeCodes(tx);
-        if (m) await tx.query('delete from referral.codes where tenant = $1 and member_id = $2', [m[1], m[2]]);
+        if (m) await tx.query('delete from referral.codes where tenant = $1 and member_id = $2', [m.tenant, m.memberId]);
         return;
       }
       case 'OrderPaid': {
-        const m = ORDER_STREAM.exec(event.streamId);
+        const m = parseOrderStreamId(event.streamId);
         const d = event.data as OrderStep;
         if (!m || !d.member_id) return;
-        const order: ReferralOrder = { order_ref: m[2], gross_cents: d.gross_cents ?? 0, paid_at: d.at };
-        this.paid.push({ tenant: m[1], member_id: d.member_id, order });
+        const order: ReferralOrder = { order_ref: m.orderRef, gross_cents: d.gross_cents ?? 0, paid_at: d.at };
+        this.paid.push({ tenant: m.tenant, member_id: d.member_id, order });
         // a payer nobody referred needs no reaction (it would find no pending or held referral)
-        if (this.onOrderPaid && this.referred.has(`${m[1]}|${d.member_id}`)) {
+        if (this.onOrderPaid && this.referred.has(`${m.tenant}|${d.member_id}`)) {
           await this.writeCodes(tx);
           await this.writePaid(tx);
-          await this.onOrderPaid(tx, { tenant: m[1], member_id: d.member_id, order });
+          await this.onOrderPaid(tx, { tenant: m.tenant, member_id: d.member_id, order });
         }
         return;
       }
       case 'OrderCancelled': {
-        const m = ORDER_STREAM.exec(event.streamId);
+        const m = parseOrderStreamId(event.streamId);
         await this.writePaid(tx);
-        if (m) await tx.query('update referral.paid_orders set cancelled = true where tenant = $1 and order_ref = $2', [m[1], m[2]]);
+        if (m) await tx.query('update referral.paid_orders set cancelled = true where tenant = $1 and order_ref = $2', [m.tenant, m.orderRef]);
         return;
       }
       default:
         if (event.type === 'ReferralCreated') {
           const d = event.data as { friend_id?: string };
-          const ids = parseReferralStream(event.streamId);
+          const ids = parseReferralStreamId(event.streamId);
           if (ids && d.friend_id) this.referred.add(`${ids.tenant}|${d.friend_id}`);
         }
         if ((REFERRAL_EVENTS as string[]).includes(event.type)) await applyReferralEvent(tx, event.streamId, event.revision, { type: event.type, data: event.data } as ReferralEvent);
@@ -161,7 +150,7 @@ export class ReferralProjection implements Projection {
 
 /** One referral event onto its row; a row never moves back to an older revision. */
 export const applyReferralEvent = async (tx: Pick<PoolClient, 'query'>, streamId: string, revision: bigint, e: ReferralEvent): Promise<void> => {
-  const ids = parseReferralStream(streamId);
+  const ids = parseReferralStreamId(streamId);
   if (!ids) return;
   if (e.type === 'ReferralCreated') {
     const d = e.data;

@@ -1,5 +1,6 @@
 import type { Balances, ExpiryPolicy, LedgerEntryView, MemberTier, WebhookEventKind } from '@loyalty/contracts';
 import { Entry, MemberAggregate, MemberEvent, MemberSummary, Voucher, entryViewOf, memberSummaryOf } from '@loyalty/domain-member';
+import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
 
 /**
  * What a webhook's `data` carries (decisions §8): the affected resource in its public API shape.
@@ -9,18 +10,8 @@ import { Entry, MemberAggregate, MemberEvent, MemberSummary, Voucher, entryViewO
  */
 export type { MemberSummary };
 
-export interface RedemptionPayload {
-  id: string;
-  status: Voucher['status'];
-  mode: Voucher['mode'];
-  amount_cents: number;
-  code: string;
-  order_ref: string | null;
-  ledger_entry_id: string;
-  expires_at: string | null;
-  created_at: string;
-  member_id: string;
-}
+/** A redemption in its public API shape, as the redemption service answers it. */
+export type RedemptionPayload = RedemptionView;
 
 export interface ProgramInfo { currency: string; expiry: ExpiryPolicy | null; expiryWarningDays: number }
 
@@ -31,10 +22,7 @@ export const entryPayload = (e: Entry, currency: string, memberId: string): Ledg
   member_id: memberId,
 });
 
-export const redemptionPayload = (v: Voucher, memberId: string): RedemptionPayload => ({
-  id: v.id, status: v.status, mode: v.mode, amount_cents: v.amount_cents, code: v.code, order_ref: v.order_ref,
-  ledger_entry_id: v.entry_id, expires_at: v.expires_at, created_at: v.created_at, member_id: memberId,
-});
+export const redemptionPayload = (v: Voucher, memberId: string): RedemptionPayload => redemptionView(v, memberId);
 
 /** When a member event happened (its own timestamp; the programme clock at the time). */
 export const eventTime = (e: MemberEvent, fallback: string): string => {

@@ -1,23 +1,11 @@
 import { PoolClient } from 'pg';
-import type { Balances } from '@loyalty/contracts';
+import { type Balances, parseMemberStreamId, parseReferralStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, balancesOf, liveLots, memberEvolver } from '@loyalty/domain-member';
 import { parseTenantKey } from '@loyalty/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
 import { DeliveryQueue } from '../delivery/delivery.queue';
 import { MappedEvent, ProgramInfo, eventTime, mapMemberEvent, memberSummary, sameBalances } from './payloads';
-
-/** `member-<tenant>-<M-…>` → its parts; null for any other stream. */
-export const parseMemberStreamId = (streamId: string): { tenant: string; memberId: string } | null => {
-  const m = /^member-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
-  return m ? { tenant: m[1], memberId: m[2] } : null;
-};
-
-/** `referral-<tenant>-<friend M-…>` → its parts; null for any other stream. */
-export const parseReferralStreamId = (streamId: string): { tenant: string; friendId: string } | null => {
-  const m = /^referral-(.+)-(M-[0-9A-Z]{26})$/.exec(streamId);
-  return m ? { tenant: m[1], friendId: m[2] } : null;
-};
 
 interface Folded {
   revision: bigint;

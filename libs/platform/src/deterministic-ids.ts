@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CROCKFORD } from '@loyalty/platform';
+import { CROCKFORD } from './ids';
 
 /**
  * Ids derived from what caused them, so a retried command (Kafka redelivery, a crashed worker)
@@ -7,7 +7,7 @@ import { CROCKFORD } from '@loyalty/platform';
  */
 const digest = (seed: string): Buffer => createHash('sha256').update(seed).digest();
 
-/** A UUID (version 5 layout, SHA-256 based) for event-store event ids. */
+/** A UUID (version 5 layout, SHA-256 based) for event-store event ids: a retried command appends the very same ids, which the store ignores. */
 export const deterministicUuid = (seed: string): string => {
   const b = digest(seed).subarray(0, 16);
   b[6] = (b[6] & 0x0f) | 0x50;
