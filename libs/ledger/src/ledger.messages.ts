@@ -4,8 +4,8 @@ import { PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import type { MemberState } from '@loyalty/contracts';
 import type { ReferralCreditReply, ReferralCreditRequest } from '@loyalty/contracts';
-import { MemberEvent, decideTier, earningRefusal, expiresAtFor, withinMoneyLimits } from '@loyalty/domain-member';
-import { newId, problem } from '@loyalty/platform';
+import { ReferralRewardCommand, decideReferralReward, decideTier, expiresAtFor } from '@loyalty/domain-member';
+import { newId } from '@loyalty/platform';
 import { MembersService } from './members/members.service';
 import { LedgerContext } from './ledger.context';
 import { LiabilityService } from './liability/liability.service';
@@ -75,19 +75,12 @@ export class LedgerMessages {
     return reply(async (): Promise<ReferralCreditReply> => {
       const at = await this.now(p.tenant);
       const { settings: { expiry }, tiers } = await this.ctx.programs.forTenant(p.tenant);
+      const reward: ReferralRewardCommand = {
+        entryId: newId('LE'), amount_cents: p.amount_cents, cause: p.cause, manual: p.manual, expires_at: expiresAtFor(expiry, p.expiry_months, at), at,
+      };
       const { result, append } = await this.members.decide(p.tenant, p.member_id, (s) => {
-        const done = s.causes.get(p.cause);
-        if (done?.length) return { events: [], result: done[0] };
-        if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: null };
-        const refusal = earningRefusal(s);
-        if (refusal) throw problem('invalid-state', refusal);
-        const id = newId('LE');
-        const entry: MemberEvent = { type: 'EntryRecorded', data: {
-          id, type: 'earn', status: p.manual ? 'under_review' : 'posted', amount_cents: p.amount_cents, reason_code: 'referral', rule: 'referral',
-          parent_entry_id: null, release_at: null, expires_at: expiresAtFor(expiry, p.expiry_months, at), created_at: at, order_ref: null,
-          cause: p.cause, release_on: p.manual ? 'manual' : null,
-        } };
-        return { events: withinMoneyLimits(s, [entry]), result: id as string | null };
+        const { events, entryId } = decideReferralReward(s, reward);
+        return { events, result: entryId };
       });
       // the credit counts as earned points: a points tier it crosses applies at once
       if (append) await this.members.decide(p.tenant, p.member_id, (s) => ({ events: decideTier(s, tiers, at), result: null }));

@@ -4,7 +4,7 @@ import { CommandHandler, EventStore, Position, ProjectionRunner } from '@loyalty
 import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, deterministicUuid, inTransaction, notFound, problem } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
-import { ReferralRuleError, ReferralState, referralEvolver } from './domain/referral.decider';
+import { ReferralRuleError, ReferralState, referralEvolver } from '@loyalty/domain-referral';
 import { applyReferralEvent } from './projections/referral.projection';
 
 /** Maps the referral domain's refusals to API problems, in one place. */

@@ -1,6 +1,7 @@
 export * from './member.events';
 export * from './member.state';
 export * from './member.decider';
+export * from './member.lifecycle';
 export * from './member.spending';
 export * from './member.tiers';
 export * from './member.expiry';

@@ -5,7 +5,7 @@ import { MoneyLimitError, assertMoneyStaysExact } from './member.limits';
 
 /** Domain refusals; the service maps them to problems in one place. */
 export class MemberRuleError extends Error {
-  constructor(readonly code: 'not-found' | 'invalid-state' | 'balance-insufficient' | 'redemption-not-allowed' | 'rule-ineligible' | 'conflict', message: string) {
+  constructor(readonly code: 'not-found' | 'invalid-state' | 'balance-insufficient' | 'redemption-not-allowed' | 'rule-ineligible' | 'conflict' | 'idempotency-key-reused', message: string) {
     super(message);
   }
 }

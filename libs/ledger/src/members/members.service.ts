@@ -8,7 +8,8 @@ interface LedgerRow {
 }
 import { AppendResult, Decision, GroupCommitter, WrongExpectedRevisionError } from '@loyalty/event-store';
 import {
-  MemberAggregate, MemberEvent, MemberRuleError, decideAdjust, expiresAtFor, decideSignupBonus, decideStateChange, memberEvolver,
+  AdjustmentCommand, CreateMemberCommand, MemberAggregate, MemberEvent, MemberRuleError, ProfileCommand, decideAdjustment, decideCreate, decideErase, decideProfile,
+  decideSignupBonus, decideStateChange, expiresAtFor, memberEvolver,
 } from '@loyalty/domain-member';
 import { FieldError, KeyedMutex, Page, ProblemError, decodeCursor, decodeCursorAs, encodeCursor, entryIdFor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
 import { LedgerContext, memberStream } from '../ledger.context';
@@ -319,15 +320,14 @@ export class MembersService {
     const sealed = await this.ctx.vault.seal(tenant, memberId, pii);
     const bonus = state === 'registered' && signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
     try {
+      const creation: CreateMemberCommand = {
+        member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
+        marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
+      };
       const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
-        if (s.exists) return { events: [], result: false };
-        const creation: MemberEvent = {
-          type: 'MemberCreated', data: {
-            member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
-            marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
-          },
-        };
-        const events: MemberEvent[] = [creation, ...(bonus ? bonus(s) : [])];
+        const created = decideCreate(s, creation);
+        if (!created.length) return { events: [], result: false };
+        const events: MemberEvent[] = [...created, ...(bonus ? bonus(s) : [])];
         // a stream without its creation is empty: the state after it is folded from a fresh start (never the cached state)
         if (also) events.push(...also(memberId, events.reduce((t, e) => memberEvolver.evolve(t, e), memberEvolver.initialState())));
         return { events, result: true };
@@ -362,22 +362,11 @@ export class MembersService {
     const piiChanged = JSON.stringify(next) !== JSON.stringify(pii);
     const sealed = piiChanged ? await this.ctx.vault.seal(tenant, memberId, next) : undefined;
     const bonus = current.state === 'prospect' && signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
+    const change: ProfileCommand = { pii: sealed, marketing_consent: input.marketing_consent, accepted_terms_version: input.accepted_terms_version, enrol, at };
     const { result } = await this.decide(tenant, memberId, (s) => {
-      if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
-      const events: MemberEvent[] = [];
-      const profile: Extract<MemberEvent, { type: 'ProfileUpdated' }>['data'] = { at };
-      if (sealed) profile.pii = sealed;
-      if (input.marketing_consent !== undefined && input.marketing_consent !== s.marketing_consent) profile.marketing_consent = input.marketing_consent;
-      if (input.accepted_terms_version !== undefined && input.accepted_terms_version !== s.accepted_terms_version && !(enrol && s.state === 'prospect')) {
-        profile.accepted_terms_version = input.accepted_terms_version;
-      }
-      if (Object.keys(profile).length > 1) events.push({ type: 'ProfileUpdated', data: profile });
-      const enrolNow = s.state === 'prospect' && (enrol || input.accepted_terms_version !== undefined);
-      if (enrolNow) {
-        events.push({ type: 'MemberEnrolled', data: { accepted_terms_version: input.accepted_terms_version ?? null, marketing_consent: input.marketing_consent ?? s.marketing_consent, at } });
-        if (bonus) events.push(...bonus(s));
-      }
-      return { events, result: enrolNow };
+      const { events, enrolled } = decideProfile(s, change);
+      if (enrolled && bonus) events.push(...bonus(s));
+      return { events, result: enrolled };
     });
     return { enrolled: result };
   }
@@ -472,33 +461,8 @@ export class MembersService {
    */
   async erase(tenant: string, raw: string, at: string): Promise<MemberView> {
     const memberId = await this.resolveId(tenant, raw);
-    await this.decide(tenant, memberId, (s) => {
-      if (s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: null };
-      const events: MemberEvent[] = [];
-      for (const r of s.reservations.values()) {
-        if (r.status === 'open') events.push({ type: 'ReservationReleased', data: { reservation_id: r.id, at, reason: 'erasure' } });
-      }
-      let restored = 0;
-      for (const v of s.vouchers.values()) {
-        if (v.status !== 'created') continue;
-        const reverseId = newId('LE');
-        restored += v.amount_cents;
-        events.push({ type: 'EntryRecorded', data: {
-          id: reverseId, type: 'reverse', status: 'posted', amount_cents: v.amount_cents, reason_code: 'voucher_voided', rule: null,
-          parent_entry_id: v.entry_id, release_at: null, expires_at: null, created_at: at, order_ref: null, cause: `void:${v.id}`,
-        } });
-        events.push({ type: 'VoucherRestored', data: { redemption_id: v.id, reverse_entry_id: reverseId, reason: 'erasure', at } });
-      }
-      const remaining = s.available + restored;
-      if (remaining > 0) {
-        events.push({ type: 'EntryRecorded', data: {
-          id: newId('LE'), type: 'expire', status: 'posted', amount_cents: -remaining, reason_code: 'erasure', rule: null,
-          parent_entry_id: null, release_at: null, expires_at: null, created_at: at, order_ref: null, cause: `erasure:${memberId}`,
-        } });
-      }
-      events.push({ type: 'MemberErased', data: { at } });
-      return { events, result: null };
-    });
+    const erasure = { member_id: memberId, at, entryIds: () => newId('LE') };
+    await this.decide(tenant, memberId, (s) => ({ events: decideErase(s, erasure), result: null }));
     await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
     await this.ctx.vault.destroy(tenant, memberId);
     // the projection row keeps no PII once the key is gone
@@ -512,19 +476,12 @@ export class MembersService {
     const cause = input.idempotency_key ? `adjust:${input.idempotency_key}` : `adjust:${randomUUID()}`;
     // a credit expires under the programme's expiry policy like earned points
     const expires_at = input.amount_cents > 0 ? expiresAtFor((await this.ctx.programs.forTenant(tenant)).settings.expiry, null, at) : null;
+    const adjustment: AdjustmentCommand = {
+      entryId: newId('LE'), amount_cents: input.amount_cents, reason_code: input.reason_code, note: input.note ?? null, cause, actor: input.actor ?? null, at, expires_at,
+    };
     const { result, state } = await this.decide(tenant, memberId, (s) => {
-      const done = s.causes.get(cause);
-      if (done?.length) {
-        // the same key for a different adjustment is a caller error, not a replay
-        const e = s.entries.get(done[0]);
-        if (e && (e.amount_cents !== input.amount_cents || e.reason_code !== input.reason_code)) {
-          throw problem('idempotency-key-reused', 'This idempotency_key was used for a different adjustment');
-        }
-        return { events: [], result: done[0] };
-      }
-      if (s.state === 'deleted' || s.state === 'anonymised') throw notFound('member');
-      const entryId = newId('LE');
-      return { events: decideAdjust(s, { entryId, amount_cents: input.amount_cents, reason_code: input.reason_code, note: input.note ?? null, cause, actor: input.actor ?? null, at, expires_at }), result: entryId };
+      const { events, entryId } = decideAdjustment(s, adjustment);
+      return { events, result: entryId };
     });
     const e = state.entries.get(result)!;
     return { ledger_entry_id: e.id, amount_cents: e.amount_cents, reason_code: e.reason_code, status: e.status, member_id: memberId, created_at: e.created_at };

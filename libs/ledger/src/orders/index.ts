@@ -1,4 +1,3 @@
-export * from './order.aggregate';
 export * from './orders.service';
 export * from './orders.messages';
 export * from './orders.migrations';

@@ -15,7 +15,7 @@ import { LEDGER_MIGRATIONS } from '../ledger.migrations';
 import { LedgerModule } from '../ledger.module';
 import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
-import { orderEvolver } from './order.aggregate';
+import { orderEvolver } from '@loyalty/domain-order';
 import { OrdersService } from './orders.service';
 
 /**

@@ -10,7 +10,7 @@ import { LedgerContext, memberStream, orderStream } from '../ledger.context';
 import { normaliseEmail, normalisePhone } from '../members/identity';
 import { MembersService } from '../members/members.service';
 import { CampaignBudgets } from './campaign-budgets';
-import { OrderAggregate, OrderPlan, checkOrderEvent, isOrderEvent, orderEvolver, orderStepEvent, planOrderStep } from './order.aggregate';
+import { OrderAggregate, OrderPlan, checkOrderEvent, isOrderEvent, orderEvolver, orderStepEvent, planOrderStep } from '@loyalty/domain-order';
 
 /** A commerce event the ledger refuses: it ends `failed` with this message and writes nothing. */
 export class OrderEventFailure extends Error {}

@@ -88,9 +88,10 @@ export class ExpirySweeper {
 
   /** Expires one item on its member stream; false when it was no longer open or not yet due. */
   private expire(tenant: string, row: { kind: 'voucher' | 'reservation'; id: string; member_id: string }, at: string): Promise<boolean> {
+    const reverseEntryId = newId('LE');
     return this.ctx.decide(tenant, row.member_id, (s) => {
       const events = row.kind === 'voucher'
-        ? decideExpireRedemption(s, { redemption_id: row.id, reverse_entry_id: newId('LE'), at })
+        ? decideExpireRedemption(s, { redemption_id: row.id, reverse_entry_id: reverseEntryId, at })
         : decideExpireReservation(s, { reservation_id: row.id, at });
       return { events, result: events.length > 0 };
     }, (_s, expired) => expired);

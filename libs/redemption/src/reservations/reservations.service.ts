@@ -77,9 +77,10 @@ export class ReservationsService {
   async confirm(tenant: string, id: string, orderRef: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
     const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const entryId = newId('LE');
     let row: ReservationRow | null = null;
     return this.ctx.decide(tenant, memberId, async (s) => {
-      if (s.reservations.has(id)) return { events: decideConfirmReservation(s, { reservation_id: id, order_ref: orderRef, entry_id: newId('LE'), at }), result: id };
+      if (s.reservations.has(id)) return { events: decideConfirmReservation(s, { reservation_id: id, order_ref: orderRef, entry_id: entryId, at }), result: id };
       row ??= await this.row(tenant, id);
       return { events: settled(row, row.status === 'confirmed' && row.order_ref === orderRef), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));

@@ -48,6 +48,7 @@ export class VouchersService {
     const mode = input.mode ?? 'voucher';
     const orderRef = input.order_ref ?? null;
     const redemptionId = newId('RD');
+    const entryId = newId('LE');
     const cause = `redeem:${opts.idempotencyKey ?? redemptionId}`;
     const code = await this.freshCode(tenant);
     const at = settings.now.toISOString();
@@ -57,7 +58,7 @@ export class VouchersService {
       if (prior) return { events: [], result: prior.id };
       return {
         events: decideIssueRedemption(s, settings.rules, {
-          redemption_id: redemptionId, entry_id: newId('LE'), code, mode, amount_cents: input.amount_cents, order_ref: orderRef,
+          redemption_id: redemptionId, entry_id: entryId, code, mode, amount_cents: input.amount_cents, order_ref: orderRef,
           expires_at: expiresAt, cause, actor: opts.actor ?? null, at,
         }),
         result: redemptionId,

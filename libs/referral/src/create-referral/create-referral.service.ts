@@ -1,8 +1,6 @@
 import { ReferralView } from '@loyalty/contracts';
 import { KeyedMutex, ProblemError, newId, notFound } from '@loyalty/platform';
-import { holdReasons } from '../domain/fraud';
-import { normaliseReferralCode } from '../domain/referral-code';
-import { ReferralRuleError, decideCreate, toReferralView } from '../domain/referral.decider';
+import { ReferralRuleError, decideCreate, holdReasons, normaliseReferralCode, toReferralView } from '@loyalty/domain-referral';
 import { QualificationService } from '../qualification/qualification.service';
 import { ReferralContext, toProblem } from '../referral.context';
 
@@ -57,8 +55,9 @@ export class CreateReferralService {
         recentByAdvocate: Number(rows[0].n),
         dailyLimit: program.settings.referral_daily_limit ?? 10,
       });
+      const referralId = newId('RF');
       return this.ctx.decide(tenant, friend.id, (s) => decideCreate(s, {
-        referral_id: newId('RF'), code: advocate.referral_code, advocate_id: advocate.id, friend_id: friend.id,
+        referral_id: referralId, code: advocate.referral_code, advocate_id: advocate.id, friend_id: friend.id,
         hold_reasons: reasons, friend_has_paid_order: hasPaid, at,
       }));
     });

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { PoolClient } from 'pg';
 import { PATTERNS, ReferralCreditReply, ReferralCreditRequest } from '@loyalty/contracts';
-import { ReferralState, decideOrderPaid, decideRewarded, referralTerms, rewardCause } from '../domain/referral.decider';
+import { ReferralState, decideOrderPaid, decideRewarded, referralTerms, rewardCause } from '@loyalty/domain-referral';
 import { PaidOrderSeen } from '../projections/referral.projection';
 import { ReferralContext } from '../referral.context';
 

@@ -1,7 +1,6 @@
 import { ReferralDetails, ReferralView, referralStreamId } from '@loyalty/contracts';
 import { notFound } from '@loyalty/platform';
-import { referralLink } from '../domain/referral-code';
-import { referralEvolver, toReferralView } from '../domain/referral.decider';
+import { referralEvolver, referralLink, toReferralView } from '@loyalty/domain-referral';
 import { ReferralContext } from '../referral.context';
 
 /**

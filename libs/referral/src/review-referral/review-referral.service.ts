@@ -1,6 +1,6 @@
 import { ReferralView } from '@loyalty/contracts';
 import { notFound } from '@loyalty/platform';
-import { decideReview, toReferralView } from '../domain/referral.decider';
+import { decideReview, toReferralView } from '@loyalty/domain-referral';
 import { QualificationService } from '../qualification/qualification.service';
 import { ReferralContext } from '../referral.context';
 

@@ -1,5 +1,5 @@
 import type { OrderEvent as InboundOrderEvent } from '@loyalty/contracts';
-import { OrderAggregate, checkOrderEvent, fulfilmentTime, orderEvolver, orderStepEvent, planOrderStep } from './order.aggregate';
+import { OrderAggregate, checkOrderEvent, fulfilmentTime, orderEvolver, orderStepEvent, planOrderStep } from './order.decider';
 
 const T0 = '2030-01-01T00:00:00.000Z';
 const T1 = '2030-01-02T00:00:00.000Z';
@@ -17,7 +17,7 @@ const applied = (events: InboundOrderEvent[], earnOn: 'order.paid' | 'order.plac
   return s;
 };
 
-describe('order aggregate', () => {
+describe('order decider', () => {
   it('runs the rules on the earn_on event only, once', () => {
     expect(planOrderStep(orderEvolver.initialState(), ev({ type: 'order.placed' }), { earn_on: 'order.paid' }, T0).earn).toBeNull();
     expect(planOrderStep(orderEvolver.initialState(), ev({ type: 'order.paid' }), { earn_on: 'order.paid' }, T0).earn).toEqual({ gross_cents: 10_000, lines: null });

@@ -1,0 +1,3 @@
+export * from './referral.decider';
+export * from './fraud';
+export * from './referral-code';
