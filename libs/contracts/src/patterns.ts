@@ -42,7 +42,7 @@ export const PATTERNS = {
     details: 'referral.member.details',
     approve: 'referral.approve',
     reject: 'referral.reject',
-    /** sandbox wiped: forget cached referral streams */
+    /** sandbox wiped: forget cached referral streams and delete this service's rows of the sandbox */
     wipe: 'referral.sandbox.wipe',
   },
   redemption: {
@@ -57,7 +57,7 @@ export const PATTERNS = {
     confirmReservation: 'redemption.reservation.confirm',
     releaseReservation: 'redemption.reservation.release',
     sweep: 'redemption.sweep',
-    /** sandbox wiped: forget cached member state (the rows went with the ledger's wipe) */
+    /** sandbox wiped: forget cached member state and delete this service's rows of the sandbox */
     wipe: 'redemption.sandbox.wipe',
   },
   webhook: {
@@ -69,6 +69,8 @@ export const PATTERNS = {
     deliveries: 'webhook.endpoint.deliveries',
     /** expiring-soon notices now (after a sandbox test clock moves) */
     sweep: 'webhook.sweep',
+    /** sandbox wiped: delete this service's rows of the sandbox */
+    wipe: 'webhook.sandbox.wipe',
   },
 } as const;
 

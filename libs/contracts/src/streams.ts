@@ -28,3 +28,12 @@ export const parseReferralStreamId = (streamId: string): { tenant: string; frien
   const m = REFERRAL_STREAM.exec(streamId);
   return m ? { tenant: m[1], friendId: m[2] } : null;
 };
+
+const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A POSIX regular expression matching every stream of one tenant: `<kind>-<tenant>-…` or
+ * `<kind>-<tenant>` (member-, order-, referral-, webhook-endpoint-…). The kind is lower case and
+ * the tenant starts with `P-`, so a live programme's streams never match its sandbox's pattern.
+ */
+export const tenantStreamPattern = (tenant: string): string => `^[a-z][a-z0-9_]*(-[a-z][a-z0-9_]*)*-${escapeRegex(tenant)}(-|$)`;

@@ -84,6 +84,13 @@ export interface EventStore {
   lagAfter?(after: Position, cap?: number): Promise<{ events: number; seconds: number }>;
   /** The position of the newest event a subscriber can see now. */
   headPosition(): Promise<Position>;
+  /**
+   * Optional: the newest committed event, whether or not a subscriber can see it yet (PostgreSQL:
+   * transactions still running below it hold the watermark back); headPosition where absent.
+   */
+  committedHead?(): Promise<Position>;
+  /** Optional: wakes this process's subscriptions now (an in-process hint after a local append). */
+  poke?(): void;
   close(): Promise<void>;
 }
 

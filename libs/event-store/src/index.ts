@@ -6,3 +6,5 @@ export * from './projection-runner';
 export * from './snapshots';
 export * from './group-commit';
 export * from './state-cache';
+export * from './read-your-writes';
+export * from './tenant-streams';

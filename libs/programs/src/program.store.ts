@@ -229,11 +229,23 @@ export class ProgramStore {
   async now(tenant: Tenant | string): Promise<Date> {
     const t = typeof tenant === 'string' ? parseTenantKey(tenant) : tenant;
     if (t.mode === 'live') return new Date();
-    const offset = await this.cached(t.programId, 'clock', async () => {
-      const { rows } = await this.pool.query<{ offset_ms: string }>('select offset_ms from program.test_clocks where program_id = $1', [t.programId]);
-      return rows.length ? Number(rows[0].offset_ms) : 0;
-    });
+    const offset = await this.cached(t.programId, 'clock', () => this.testClockOffset(t.programId));
     return new Date(Date.now() + offset);
+  }
+
+  /**
+   * The programme clock read afresh, past the cache: a test clock just advanced by another
+   * process may be ahead of a cache whose notification has not arrived yet.
+   */
+  async nowUncached(tenant: Tenant | string): Promise<Date> {
+    const t = typeof tenant === 'string' ? parseTenantKey(tenant) : tenant;
+    if (t.mode === 'live') return new Date();
+    return new Date(Date.now() + await this.testClockOffset(t.programId));
+  }
+
+  private async testClockOffset(programId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ offset_ms: string }>('select offset_ms from program.test_clocks where program_id = $1', [programId]);
+    return rows.length ? Number(rows[0].offset_ms) : 0;
   }
 
   /**

@@ -54,13 +54,10 @@ export class RedemptionMessages {
   @MessagePattern(P.getReservation)
   getReservation(@Payload() p: T & { id: string }) { return reply(() => this.reservations.get(p.tenant, p.id)); }
 
-  /** The admin plane wiped a sandbox: its member streams are gone, so no cached state of them may survive. */
+  /** The admin plane wiped a sandbox (the ledger deleted its streams): this service forgets it and deletes its rows of it. */
   @MessagePattern(P.wipe)
-  wipe(@Payload() _p: T) {
-    return reply(() => {
-      this.ctx.handler.forget();
-      return { forgotten: true };
-    });
+  wipe(@Payload() p: T) {
+    return reply(async () => ({ forgotten: true, ...(await this.ctx.wipe(p.tenant)) }));
   }
 
   /** Called by the admin plane right after a sandbox test clock moves. */

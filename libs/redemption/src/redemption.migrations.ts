@@ -47,3 +47,6 @@ export class Redemption001_1764000016000 extends SqlMigration {
 export const REDEMPTION_MIGRATIONS: MigrationClass[] = [
   Redemption001_1764000016000,
 ];
+
+/** This service's tables keyed by `tenant`: the sandbox wipe deletes a sandbox's rows from them. */
+export const REDEMPTION_TENANT_TABLES = ['redemption.redemptions', 'redemption.reservations'] as const;

@@ -28,7 +28,6 @@ import { VouchersService } from './vouchers/vouchers.service';
 })
 export class RedemptionModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('RedemptionModule');
-  private runner: ProjectionRunner | null = null;
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> | null = null;
 
@@ -37,8 +36,8 @@ export class RedemptionModule implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     // the runner applies every writer's events (erasure, order events confirming a reservation);
     // this service's commands also apply their own at once (SpendingContext.project)
-    this.runner = new ProjectionRunner(this.store, this.ctx.pool, this.ctx.projection);
-    await this.runner.start();
+    this.ctx.runner = new ProjectionRunner(this.store, this.ctx.pool, this.ctx.projection);
+    await this.ctx.runner.start();
     // the periodic sweep of every tenant; a sandbox clock move also sweeps at once (admin plane)
     this.timer = setInterval(() => {
       if (this.sweeping) return;
@@ -53,6 +52,6 @@ export class RedemptionModule implements OnApplicationBootstrap, OnApplicationSh
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.sweeping;
-    await this.runner?.stop();
+    await this.ctx.runner?.stop();
   }
 }

@@ -2,12 +2,13 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, EventStore, GroupCommitter, RecordedEvent } from '@loyalty/event-store';
+import { CommandHandler, Decision, EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, wipeTenantRows } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, MemberRuleError, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, problem } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { RedemptionsProjection } from './projections/redemptions.projection';
+import { REDEMPTION_TENANT_TABLES } from './redemption.migrations';
 
 /** Maps the member domain's refusals to API problems, in one place. */
 export const toProblem = (e: unknown): unknown => {
@@ -25,6 +26,8 @@ export interface SpendingSettings { rules: SpendingRules; voucherTtlSeconds: num
 /** What the redemption service's use cases share: injected once by the module. */
 export class SpendingContext {
   readonly projection = new RedemptionsProjection();
+  /** the read model's runner, once the module has started it */
+  runner: ProjectionRunner | null = null;
   private readonly log = new Logger('SpendingContext');
 
   constructor(
@@ -73,6 +76,15 @@ export class SpendingContext {
     if (!rows.length) return null;
     this.rememberOwner(tenant, id, rows[0].member_id);
     return rows[0].member_id;
+  }
+
+  /**
+   * This service's part of a sandbox wipe (the ledger deleted the streams first): no cached state
+   * of the deleted member streams survives, and the sandbox's redemption rows go.
+   */
+  async wipe(tenant: string): Promise<{ rows: number }> {
+    this.handler.forget();
+    return { rows: await wipeTenantRows(this.store, this.pool, this.runner ? [this.runner] : [], REDEMPTION_TENANT_TABLES, tenant) };
   }
 
   async load(tenant: string, memberId: string): Promise<MemberAggregate> {

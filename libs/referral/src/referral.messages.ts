@@ -1,10 +1,12 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS, TenantScoped } from '@loyalty/contracts';
+import { wipeTenantRows } from '@loyalty/event-store';
 import { reply } from '@loyalty/messaging';
 import { CreateReferralInput, CreateReferralService } from './create-referral/create-referral.service';
 import { ReferralDetailsService } from './referral-details/referral-details.service';
 import { ReferralContext } from './referral.context';
+import { REFERRAL_TENANT_TABLES } from './referral.migrations';
 import { ReviewReferralService } from './review-referral/review-referral.service';
 
 const P = PATTERNS.referral;
@@ -43,11 +45,7 @@ export class ReferralMessages {
   wipe(@Payload() p: TenantScoped) {
     return reply(async () => {
       this.ctx.handler.forget();
-      await this.ctx.settleHead().catch(() => undefined);
-      for (const table of ['referral.codes', 'referral.paid_orders', 'referral.referrals']) {
-        await this.ctx.pool.query(`delete from ${table} where tenant = $1`, [p.tenant]);
-      }
-      return { forgotten: true };
+      return { forgotten: true, rows: await wipeTenantRows(this.ctx.store, this.ctx.pool, this.ctx.runner ? [this.ctx.runner] : [], REFERRAL_TENANT_TABLES, p.tenant) };
     });
   }
 }

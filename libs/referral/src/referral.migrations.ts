@@ -3,7 +3,7 @@ import { MigrationClass, SqlMigration } from '@loyalty/platform';
 /**
  * Read models of the referral service (schema `referral`), all rebuilt from the event store:
  * referral codes (member streams), the members' paid orders (order streams) and referrals (their
- * own streams). Every row is keyed by tenant, so a sandbox wipe removes them with the rest.
+ * own streams). Every row is keyed by tenant: the sandbox wipe deletes a sandbox's rows from REFERRAL_TENANT_TABLES.
  */
 export class Referral001_1764000018000 extends SqlMigration {
   readonly name = 'Referral001_1764000018000';
@@ -52,3 +52,6 @@ export class Referral001_1764000018000 extends SqlMigration {
 export const REFERRAL_MIGRATIONS: MigrationClass[] = [
   Referral001_1764000018000,
 ];
+
+/** This service's tables keyed by `tenant` (children before parents): the sandbox wipe deletes a sandbox's rows from them. */
+export const REFERRAL_TENANT_TABLES = ['referral.codes', 'referral.paid_orders', 'referral.referrals'] as const;

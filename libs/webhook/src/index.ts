@@ -1,4 +1,5 @@
 export * from './webhook.module';
+export * from './webhook.context';
 export * from './webhook.migrations';
 export * from './webhook.projections';
 export * from './endpoints/address-policy';

@@ -1,9 +1,12 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
+import { wipeTenantRows } from '@loyalty/event-store';
 import { reply } from '@loyalty/messaging';
 import { CreateEndpointInput, EndpointsService } from './endpoints/endpoints.service';
 import { ExpiringSoonSweeper } from './expiring/expiring-soon.sweeper';
+import { WEBHOOK_TENANT_TABLES } from './webhook.migrations';
+import { WebhookContext } from './webhook.context';
 
 type T = { tenant: string; actor?: string };
 const P = PATTERNS.webhook;
@@ -11,7 +14,7 @@ const P = PATTERNS.webhook;
 /** The webhook service's bus adapter: one line per pattern. */
 @Controller()
 export class WebhookMessages {
-  constructor(private readonly endpoints: EndpointsService, private readonly sweeper: ExpiringSoonSweeper) {}
+  constructor(private readonly ctx: WebhookContext, private readonly endpoints: EndpointsService, private readonly sweeper: ExpiringSoonSweeper) {}
 
   @MessagePattern(P.list)
   list(@Payload() p: T) { return reply(() => this.endpoints.list(p.tenant)); }
@@ -36,4 +39,10 @@ export class WebhookMessages {
   /** Expiring-soon notices now (the admin plane calls it right after a sandbox test clock moves). */
   @MessagePattern(P.sweep)
   sweep(@Payload() p: T) { return reply(async () => ({ lots: await this.sweeper.sweep(p.tenant) })); }
+
+  /** The admin plane wiped a sandbox (the ledger deleted its streams): this service deletes its rows of it. */
+  @MessagePattern(P.wipe)
+  wipe(@Payload() p: T) {
+    return reply(async () => ({ rows: await wipeTenantRows(this.ctx.store, this.ctx.pool, this.ctx.runner ? [this.ctx.runner] : [], WEBHOOK_TENANT_TABLES, p.tenant) }));
+  }
 }

@@ -91,3 +91,6 @@ export class Webhook001_1764000017000 extends SqlMigration {
 export const WEBHOOK_MIGRATIONS: MigrationClass[] = [
   Webhook001_1764000017000,
 ];
+
+/** This service's tables keyed by `tenant` (children before parents): the sandbox wipe deletes a sandbox's rows from them. */
+export const WEBHOOK_TENANT_TABLES = ['webhook.attempts', 'webhook.deliveries', 'webhook.endpoints', 'webhook.lot_notices', 'webhook.lot_watch'] as const;

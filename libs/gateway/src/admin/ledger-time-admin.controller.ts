@@ -1,14 +1,17 @@
-import { Body, Controller, Delete, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Headers, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize, ArrayMinSize, IsArray, IsEmail, IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { PATTERNS } from '@loyalty/contracts';
-import { tenantKey, validation } from '@loyalty/platform';
+import { Pool } from 'pg';
+import { deleteTenantRows, tenantKey, validation } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { AdminOnly } from '../auth/auth.decorators';
 import { Bus } from '../http/bus';
+import { RejectedCallLog } from '../http/rejected-call.log';
+import { PG_POOL } from '../tokens';
 
 export class MigrationEntryDto {
   @ApiProperty({ format: 'email', maxLength: 254 }) @IsEmail() @MaxLength(254) email!: string;
@@ -34,7 +37,12 @@ export class MigrationImportDto {
 @AdminOnly()
 @Controller('admin/v1')
 export class LedgerTimeAdminController {
-  constructor(private readonly programs: ProgramStore, private readonly bus: Bus) {}
+  constructor(
+    private readonly programs: ProgramStore,
+    private readonly bus: Bus,
+    private readonly rejected: RejectedCallLog,
+    @Inject(PG_POOL) private readonly pool: Pool,
+  ) {}
 
   /** 201 `{batch_id, imported, members_created}`; an Idempotency-Key makes a retry land in the same batch. */
   @Post('programs/:pid/migrations')
@@ -61,9 +69,14 @@ export class LedgerTimeAdminController {
   async wipeSandbox(@Param('pid') pid: string) {
     await this.programs.get(pid);
     const tenant = tenantKey({ programId: pid, mode: 'test' });
+    // each owner wipes its own part: the ledger the sandbox's streams and its rows first (no service
+    // sees the sandbox's events after that), then every other service its rows and caches, then the
+    // gateway its idempotency records and rejected calls, and the programme store the test clock
     await this.bus.requestAs(tenant, PATTERNS.ledger.wipe, {});
-    // services holding sandbox state in memory forget it (best effort: the rows are gone already)
-    await Promise.allSettled([PATTERNS.ingest.wipe, PATTERNS.referral.wipe, PATTERNS.redemption.wipe].map((p) => this.bus.requestAs(tenant, p, {})));
+    await Promise.all([PATTERNS.ingest.wipe, PATTERNS.referral.wipe, PATTERNS.redemption.wipe, PATTERNS.webhook.wipe].map((p) => this.bus.requestAs(tenant, p, {})));
+    await deleteTenantRows(this.pool, ['gateway.idempotency'], tenant);
+    await this.rejected.forgetSandbox(pid);
+    await this.programs.resetTestClock(pid);
     return { data: { wiped: true, program_id: pid, mode: 'test' } };
   }
 }

@@ -21,6 +21,11 @@ export class RejectedCallLog {
     ).catch(() => undefined);
   }
 
+  /** The sandbox wipe: the programme's rejected test-mode calls go with the sandbox. */
+  async forgetSandbox(programId: string): Promise<void> {
+    await this.pool.query(`delete from gateway.rejected_calls where program_id = $1 and mode = 'test'`, [programId]);
+  }
+
   async list(programId: string, limit = 100): Promise<unknown[]> {
     await this.pool.query(`delete from gateway.rejected_calls where at < now() - interval '14 days'`);
     const { rows } = await this.pool.query(

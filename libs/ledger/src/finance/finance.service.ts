@@ -1,4 +1,4 @@
-import type { EventStore, Position } from '@loyalty/event-store';
+import { catchUpReadModels } from '@loyalty/event-store';
 import type { LedgerEntryType } from '@loyalty/contracts';
 import { FieldError, decodeCursorAs, encodeCursor, validation } from '@loyalty/platform';
 import { LedgerContext } from '../ledger.context';
@@ -144,20 +144,12 @@ export class FinanceService {
   private async now(tenant: string, instant: Date | null): Promise<Date> {
     const cached = await this.ctx.programs.now(tenant);
     if (!instant || instant.getTime() <= cached.getTime() || !tenant.endsWith('_test')) return cached;
-    const { rows } = await this.ctx.pool.query<{ offset_ms: string }>('select offset_ms from program.test_clocks where program_id = $1', [tenant.slice(0, -'_test'.length)]);
-    return new Date(Date.now() + (rows.length ? Number(rows[0].offset_ms) : 0));
+    return this.ctx.programs.nowUncached(tenant);
   }
 
   /** Everything already committed to the event store is in the projection (bounded: a slow runner never blocks a read). */
-  private async catchUp(): Promise<void> {
-    if (!this.ctx.runners.length) return;
-    await this.ctx.settle(await this.headPosition()).catch(() => undefined);
-  }
-
-  private async headPosition(): Promise<Position | null> {
-    if (!this.ctx.runners.length) return null;
-    const store = this.ctx.store as EventStore & { committedHead?: () => Promise<Position> };
-    return store.committedHead ? store.committedHead() : store.headPosition();
+  private catchUp(): Promise<void> {
+    return catchUpReadModels(this.ctx.store, this.ctx.runners, 10_000);
   }
 }
 
