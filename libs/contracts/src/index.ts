@@ -5,3 +5,4 @@ export * from './streams';
 export * from './ingest';
 export * from './webhook';
 export * from './referral';
+export * from './refusal';

@@ -8,3 +8,4 @@ export * from './group-commit';
 export * from './state-cache';
 export * from './read-your-writes';
 export * from './tenant-streams';
+export * from './decide';

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { CommandHandler, EventStore, Position, ProjectionRunner } from '@loyalty/event-store';
+import { CommandHandler, EventStore, Position, ProjectionRunner, catchUpReadModels } from '@loyalty/event-store';
 import { ProgramStore } from '@loyalty/programs';
 import { AppConfig } from '@loyalty/platform';
 import { PiiVault } from './pii/pii.vault';
@@ -18,23 +18,17 @@ export class LedgerContext {
 
   /**
    * Before a read of this service's read models: wait (up to `timeoutMs`) until they reflect every
-   * event committed so far, by any process. Writes do not wait for the read models; the few reads
-   * that use them catch up instead, so read-your-writes holds where it is needed and costs nothing
-   * elsewhere.
+   * event committed so far, by any process (the house's one read-your-writes policy,
+   * @loyalty/event-store read-your-writes.ts).
    */
-  async catchUp(timeoutMs = 2_000): Promise<void> {
-    if (!this.runners.length) return;
-    // PostgreSQL: the newest committed event, even one still above the subscribers' watermark
-    const store = this.store as EventStore & { committedHead?: () => Promise<Position> };
-    const head = store.committedHead ? await store.committedHead() : await store.headPosition();
-    (this.store as { poke?: () => void }).poke?.();
-    await Promise.all(this.runners.map((r) => r.waitFor(head, timeoutMs))).catch(() => undefined);
+  catchUp(timeoutMs = 2_000): Promise<void> {
+    return catchUpReadModels(this.store, this.runners, timeoutMs);
   }
 
   /** Read-your-writes: wait until every projection of this service has applied `position`. */
   async settle(position: Position | null | undefined): Promise<void> {
     if (!position) return;
-    (this.store as { poke?: () => void }).poke?.();
+    this.store.poke?.();
     await Promise.all(this.runners.map((r) => r.waitFor(position)));
   }
 }

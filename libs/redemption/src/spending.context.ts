@@ -2,19 +2,13 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, wipeTenantRows } from '@loyalty/event-store';
-import { MemberAggregate, MemberEvent, MemberRuleError, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
+import { CommandHandler, Decision, EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, decideOn, wipeTenantRows } from '@loyalty/event-store';
+import { MemberAggregate, MemberEvent, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, problem } from '@loyalty/platform';
+import { AppConfig } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { RedemptionsProjection } from './projections/redemptions.projection';
 import { REDEMPTION_TENANT_TABLES } from './redemption.migrations';
-
-/** Maps the member domain's refusals to API problems, in one place. */
-export const toProblem = (e: unknown): unknown => {
-  if (!(e instanceof MemberRuleError)) return e;
-  return problem(e.code === 'conflict' ? 'conflict' : e.code, e.message);
-};
 
 /** Owners of redemptions and reservations remembered per process (about 100 bytes each). */
 const OWNERS_CACHED = 100_000;
@@ -98,21 +92,12 @@ export class SpendingContext {
    */
   async decide<R, V>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>, view: (s: MemberAggregate, result: R) => V): Promise<V> {
     const streamId = memberStreamId(tenant, memberId);
-    let appended: MemberEvent[] = [];
-    try {
-      const out = await this.handler.handle(streamId, memberEvolver, async (s) => {
-        const d = await decide(s);
-        appended = d.events; // the last decision is the one that was appended
-        return d;
-      });
-      // the cached state is folded further by later commands: read it before anything else awaits
-      const reply = view(out.state, out.result);
-      // the events are stored: a failure to project them now is not the command's (the runner will)
-      if (out.append) await this.project(streamId, appended).catch((e: unknown) => this.log.warn(`read model update deferred to the runner: ${(e as Error).message}`));
-      return reply;
-    } catch (e) {
-      throw toProblem(e);
-    }
+    const out = await decideOn(this.handler, streamId, memberEvolver, decide);
+    // the cached state is folded further by later commands: read it before anything else awaits
+    const reply = view(out.state, out.result);
+    // the events are stored: a failure to project them now is not the command's (the runner will)
+    if (out.events.length) await this.project(streamId, out.events).catch((e: unknown) => this.log.warn(`read model update deferred to the runner: ${(e as Error).message}`));
+    return reply;
   }
 
   /**

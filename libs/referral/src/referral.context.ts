@@ -1,18 +1,11 @@
 import { Pool, PoolClient } from 'pg';
 import { MemberView, PATTERNS, ReferralEvent, referralStreamId } from '@loyalty/contracts';
-import { CommandHandler, EventStore, Position, ProjectionRunner } from '@loyalty/event-store';
+import { CommandHandler, EventStore, ProjectionRunner, catchUpReadModels, decideOn } from '@loyalty/event-store';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, deterministicUuid, inTransaction, notFound, problem } from '@loyalty/platform';
+import { AppConfig, deterministicUuid, inTransaction, notFound } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
-import { ReferralRuleError, ReferralState, referralEvolver } from '@loyalty/domain-referral';
+import { ReferralState, referralEvolver } from '@loyalty/domain-referral';
 import { applyReferralEvent } from './projections/referral.projection';
-
-/** Maps the referral domain's refusals to API problems, in one place. */
-export const toProblem = (e: unknown): unknown => {
-  if (!(e instanceof ReferralRuleError)) return e;
-  if (e.code === 'not-found') return notFound('referral');
-  return problem(e.code, e.message);
-};
 
 /** What the referral service's use cases share: injected once by the module. */
 export class ReferralContext {
@@ -49,35 +42,26 @@ export class ReferralContext {
    */
   async decide(tenant: string, friendId: string, decide: (s: ReferralState) => ReferralEvent[], tx?: PoolClient): Promise<ReferralState> {
     const streamId = referralStreamId(tenant, friendId);
-    let appended: ReferralEvent[] = [];
-    try {
-      const out = await this.handler.handle(streamId, referralEvolver, (s) => {
-        appended = decide(s);
-        return { events: appended.map((e) => ({ ...e, id: deterministicUuid(`${streamId}|${e.type}`) })), result: null };
-      });
-      const state = out.state;
-      if (out.append && appended.length) {
-        const first = out.append.nextRevision - BigInt(appended.length) + 1n;
-        const project = async (db: Pick<PoolClient, 'query'>) => {
-          for (const [i, e] of appended.entries()) await applyReferralEvent(db, streamId, first + BigInt(i), e);
-        };
-        if (tx) await project(tx);
-        else await inTransaction(this.pool, project);
-      }
-      return state;
-    } catch (e) {
-      throw toProblem(e);
+    const out = await decideOn(this.handler, streamId, referralEvolver, (s) => ({
+      events: decide(s).map((e) => ({ ...e, id: deterministicUuid(`${streamId}|${e.type}`) })), result: null,
+    }));
+    const appended = out.events;
+    if (out.append && appended.length) {
+      const first = out.append.nextRevision - BigInt(appended.length) + 1n;
+      const project = async (db: Pick<PoolClient, 'query'>) => {
+        for (const [i, e] of appended.entries()) await applyReferralEvent(db, streamId, first + BigInt(i), e);
+      };
+      if (tx) await project(tx);
+      else await inTransaction(this.pool, project);
     }
+    return out.state;
   }
 
-  /** Waits until the read models have applied every event committed so far (orders and codes of other services). */
-  async settleHead(): Promise<void> {
-    if (!this.runner) return;
-    // PostgreSQL: the newest committed event, even one above the subscribers' watermark (an order
-    // the ledger just completed while another transaction is open must count)
-    const store = this.store as EventStore & { committedHead?: () => Promise<Position>; poke?: () => void };
-    const head = store.committedHead ? await store.committedHead() : await store.headPosition();
-    store.poke?.();
-    await this.runner.waitFor(head);
+  /**
+   * Waits until the read models have applied every event committed so far, by any process (orders
+   * and codes of other services: an order the ledger just completed while another transaction is open counts).
+   */
+  settleHead(): Promise<void> {
+    return catchUpReadModels(this.store, this.runner ? [this.runner] : []);
   }
 }

@@ -1,14 +1,10 @@
-import type { MemberState } from '@loyalty/contracts';
+import { RuleError, type MemberState } from '@loyalty/contracts';
 import type { EntryData, MemberEvent } from './member.events';
 import { MemberAggregate, spendableOf } from './member.state';
 import { MoneyLimitError, assertMoneyStaysExact } from './member.limits';
 
 /** Domain refusals; the service maps them to problems in one place. */
-export class MemberRuleError extends Error {
-  constructor(readonly code: 'not-found' | 'invalid-state' | 'balance-insufficient' | 'redemption-not-allowed' | 'rule-ineligible' | 'conflict' | 'idempotency-key-reused', message: string) {
-    super(message);
-  }
-}
+export class MemberRuleError extends RuleError<'not-found' | 'invalid-state' | 'balance-insufficient' | 'redemption-not-allowed' | 'rule-ineligible' | 'conflict' | 'idempotency-key-reused'> {}
 
 export const SPENDING_STATES: MemberState[] = ['registered', 'active'];
 export const EARNING_STATES: MemberState[] = ['prospect', 'registered', 'active'];

@@ -1,3 +1,4 @@
+import { RuleError } from '@loyalty/contracts';
 import type {
   ReferralEvent, ReferralHoldReason, ReferralOrder, ReferralStatus, ReferralTerms, ReferralView, Rule,
 } from '@loyalty/contracts';
@@ -13,11 +14,7 @@ import type {
  */
 
 /** Domain refusals; the service maps them to problems in one place. */
-export class ReferralRuleError extends Error {
-  constructor(readonly code: 'not-found' | 'conflict' | 'rule-ineligible' | 'invalid-state', message: string) {
-    super(message);
-  }
-}
+export class ReferralRuleError extends RuleError<'not-found' | 'conflict' | 'rule-ineligible' | 'invalid-state'> {}
 
 export interface ReferralState {
   exists: boolean;

@@ -6,9 +6,9 @@ interface LedgerRow {
   id: string; type: LedgerEntryType; status: LedgerEntryStatus; amount_cents: string; reason_code: string | null; rule: string | null;
   parent_entry_id: string | null; order_ref: string | null; release_at: Date | null; expires_at: Date | null; created_at: Date; member_rev: string;
 }
-import { AppendResult, Decision, GroupCommitter, WrongExpectedRevisionError } from '@loyalty/event-store';
+import { Decided, Decision, GroupCommitter, WrongExpectedRevisionError, decideOn } from '@loyalty/event-store';
 import {
-  AdjustmentCommand, CreateMemberCommand, MemberAggregate, MemberEvent, MemberRuleError, ProfileCommand, decideAdjustment, decideCreate, decideErase, decideProfile,
+  AdjustmentCommand, CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideAdjustment, decideCreate, decideErase, decideProfile,
   decideSignupBonus, decideStateChange, expiresAtFor, memberEvolver,
 } from '@loyalty/domain-member';
 import { FieldError, KeyedMutex, Page, ProblemError, decodeCursor, decodeCursorAs, encodeCursor, entryIdFor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
@@ -17,13 +17,6 @@ import type { Pii } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
 import { identityKeys } from './identity-locks';
 import { toEntryView, toMemberView } from './member.view';
-
-export const toProblem = (e: unknown): unknown => {
-  if (!(e instanceof MemberRuleError)) return e;
-  if (e.code === 'not-found') return notFound('member');
-  if (e.code === 'conflict') return problem('conflict', e.message);
-  return problem(e.code, e.message);
-};
 
 /** Events a caller adds to a member's creation, in the same append (e.g. a migration import's balance), given the state after the creation. */
 export type AlsoOnCreation = (memberId: string, created: MemberAggregate) => MemberEvent[];
@@ -191,13 +184,8 @@ export class MembersService {
    * the stream itself, and the reads that use read models (lists, admin look-ups by member id,
    * liability) catch up first (LedgerContext.catchUp).
    */
-  async decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>): Promise<{ result: R; state: MemberAggregate; append: AppendResult | null }> {
-    try {
-      const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, decide);
-      return out;
-    } catch (e) {
-      throw toProblem(e);
-    }
+  decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>): Promise<Decided<MemberAggregate, MemberEvent, R>> {
+    return decideOn(this.ctx.handler, memberStream(tenant, memberId), memberEvolver, decide);
   }
 
   private async validatedIdentity(input: ProfileInput): Promise<{ email?: string; phone?: string; external_ref?: string }> {

@@ -1,8 +1,9 @@
 import { ReferralView } from '@loyalty/contracts';
+import { problemOf } from '@loyalty/event-store';
 import { KeyedMutex, ProblemError, newId, notFound } from '@loyalty/platform';
 import { ReferralRuleError, decideCreate, holdReasons, normaliseReferralCode, toReferralView } from '@loyalty/domain-referral';
 import { QualificationService } from '../qualification/qualification.service';
-import { ReferralContext, toProblem } from '../referral.context';
+import { ReferralContext } from '../referral.context';
 
 export interface CreateReferralInput { code: string; friend_member_id: string }
 
@@ -37,11 +38,11 @@ export class CreateReferralService {
       throw ProblemError.is(e) && e.problem.slug === 'not-found' ? notFound('referral code') : e;
     });
     const friend = await this.ctx.member(tenant, decodedMemberRef(input.friend_member_id));
-    if (advocate.id === friend.id) throw toProblem(new ReferralRuleError('rule-ineligible', 'A member cannot refer themselves'));
+    if (advocate.id === friend.id) throw problemOf(new ReferralRuleError('rule-ineligible', 'A member cannot refer themselves'));
 
     const state = await this.advocates.run(`${tenant}|${advocate.id}`, async () => {
       const before = await this.ctx.load(tenant, friend.id);
-      if (before.exists) throw toProblem(new ReferralRuleError('conflict', `Member ${friend.id} has already been referred (${before.id})`));
+      if (before.exists) throw problemOf(new ReferralRuleError('conflict', `Member ${friend.id} has already been referred (${before.id})`));
       // every order processed so far is in the read model before asking whether the friend is a customer
       await this.ctx.settleHead();
       const hasPaid = await this.hasPaidOrder(tenant, friend.id);
