@@ -85,6 +85,8 @@ export class SweepService {
         [tenant, now, days, after, grace]);
       if (!rows.length) break;
       after = rows[rows.length - 1].member_id;
+      // the page's members not in the state cache are read together, not one by one
+      await this.ctx.handler.warm(rows.map((r) => memberStream(tenant, r.member_id)), memberEvolver).catch(() => undefined);
       // members are independent streams: decided side by side, their appends share group commits
       await eachConcurrently(rows, SWEEP_CONCURRENCY, async ({ member_id }) => {
         try {
