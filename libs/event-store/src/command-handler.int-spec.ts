@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { TestDatabase, createTestDatabase } from '@loyalty/testing';
 import { CommandHandler, Decision, Evolver } from './command-handler';
-import { WrongExpectedRevisionError } from './event-store.port';
+import { StreamRange, WrongExpectedRevisionError } from './event-store.port';
 import { EVENT_STORE_MIGRATIONS, PostgresEventStore } from './postgres.event-store';
 
 type Ev =
@@ -169,7 +169,7 @@ describe('CommandHandler (PostgreSQL)', () => {
     for (const [k, s] of streams.entries()) for (let i = 0; i <= k; i++) await writer.handle(s, balance, earn(10));
     const reads: string[] = [];
     const counting = new Proxy(store, {
-      get: (t, p) => (p === 'readStreams' ? (r: { streamId: string }[]) => { reads.push(`many:${r.length}`); return t.readStreams(r); }
+      get: (t, p) => (p === 'readStreams' ? (r: StreamRange[]) => { reads.push(`many:${r.length}`); return t.readStreams(r); }
         : p === 'readStream' ? (id: string, ...rest: unknown[]) => { reads.push(`one:${id}`); return (t.readStream as (...a: unknown[]) => unknown)(id, ...rest); }
         : (t as never)[p]),
     }) as PostgresEventStore;
