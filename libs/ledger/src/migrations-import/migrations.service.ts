@@ -22,7 +22,7 @@ export const batchIdFor = (tenant: string, key: string): string => {
 };
 
 /** Entries imported side by side: their appends share group commits, so more in flight means fewer transactions. */
-const IMPORT_CONCURRENCY = 64;
+const IMPORT_CONCURRENCY = 256;
 
 /** Runs `fn` over the items with at most `limit` at a time; the first failure is thrown once all have stopped. */
 const inParallel = async <T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
