@@ -265,6 +265,16 @@ export class ProgramStore {
     return this.now({ programId, mode: 'test' });
   }
 
+  /**
+   * Every programme's settings with its sandbox clock's offset (0 without one), read afresh: for
+   * the periodic sweeps, which ask which tenants have something due by their own clock.
+   */
+  async clocks(): Promise<{ program_id: string; settings: ProgramSettings; test_offset_ms: number }[]> {
+    const { rows } = await this.pool.query<{ id: string; settings: Partial<ProgramSettings>; offset_ms: string }>(
+      'select p.id, p.settings, coalesce(c.offset_ms, 0) as offset_ms from program.programs p left join program.test_clocks c on c.program_id = p.id');
+    return rows.map((r) => ({ program_id: r.id, settings: { ...DEFAULT_SETTINGS, ...r.settings }, test_offset_ms: Number(r.offset_ms) }));
+  }
+
   async resetTestClock(programId: string): Promise<void> {
     await this.pool.query('delete from program.test_clocks where program_id = $1', [programId]);
     this.cache?.drop(programId);

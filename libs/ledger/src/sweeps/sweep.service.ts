@@ -129,27 +129,33 @@ export class SweepService {
   async dueTenants(): Promise<string[]> {
     // due_items is a read model: include every write committed so far
     await this.ctx.catchUp();
+    // the programmes' clocks and day counts come from their owner, the programme store
+    const days = (v: unknown): number | null => (/^[0-9]{1,6}$/.test(String(v ?? '')) ? Number(v) : null);
+    const programmes = (await this.ctx.programs.clocks()).flatMap(({ program_id, settings, test_offset_ms }) => {
+      const inactivityDays = settings.expiry?.policy === 'inactivity' ? days((settings.expiry as { days?: unknown }).days) : null;
+      const graceDays = days(settings.erasure_grace_days) ?? 0;
+      return [
+        { tenant: program_id, offset: 0, inactivityDays, graceDays },
+        { tenant: `${program_id}_test`, offset: test_offset_ms, inactivityDays, graceDays },
+      ];
+    });
     const { rows } = await this.ctx.pool.query<{ tenant: string }>(
-      `select distinct tenant from ledger.due_items where due_at <= now() and kind not in ('inactive', 'anonymise')
+      `with t as (select * from unnest($1::text[], $2::bigint[], $3::int[], $4::int[]) as t(tenant, offset_ms, inactivity_days, grace_days))
+       select distinct tenant from ledger.due_items where due_at <= now() and kind not in ('inactive', 'anonymise')
        union
-       select c.program_id || '_test' from program.test_clocks c
-        where exists (select 1 from ledger.due_items d where d.tenant = c.program_id || '_test' and d.kind not in ('inactive', 'anonymise')
-                        and d.due_at <= now() + c.offset_ms * interval '1 millisecond')
+       select t.tenant from t
+        where t.offset_ms <> 0 and exists (select 1 from ledger.due_items d where d.tenant = t.tenant and d.kind not in ('inactive', 'anonymise')
+                                             and d.due_at <= now() + t.offset_ms * interval '1 millisecond')
        union
-       select t.tenant from program.programs p
-        left join program.test_clocks c on c.program_id = p.id
-        cross join lateral (values (p.id, 0::bigint), (p.id || '_test', coalesce(c.offset_ms, 0))) as t(tenant, offset_ms)
-        where p.settings->'expiry'->>'policy' = 'inactivity' and (p.settings->'expiry'->>'days') ~ '^[0-9]{1,6}$'
+       select t.tenant from t
+        where t.inactivity_days is not null
           and exists (select 1 from ledger.due_items d where d.tenant = t.tenant and d.kind = 'inactive'
-                        and d.due_at <= now() + t.offset_ms * interval '1 millisecond'
-                                        - case when (p.settings->'expiry'->>'days') ~ '^[0-9]{1,6}$' then (p.settings->'expiry'->>'days')::int else 0 end * interval '1 day')
+                        and d.due_at <= now() + t.offset_ms * interval '1 millisecond' - t.inactivity_days * interval '1 day')
        union
-       select t.tenant from program.programs p
-        left join program.test_clocks c on c.program_id = p.id
-        cross join lateral (values (p.id, 0::bigint), (p.id || '_test', coalesce(c.offset_ms, 0))) as t(tenant, offset_ms)
+       select t.tenant from t
         where exists (select 1 from ledger.due_items d where d.tenant = t.tenant and d.kind = 'anonymise'
-                        and d.due_at <= now() + t.offset_ms * interval '1 millisecond'
-                                        - case when (p.settings->>'erasure_grace_days') ~ '^[0-9]{1,6}$' then (p.settings->>'erasure_grace_days')::int else 0 end * interval '1 day')`);
+                        and d.due_at <= now() + t.offset_ms * interval '1 millisecond' - t.grace_days * interval '1 day')`,
+      [programmes.map((p) => p.tenant), programmes.map((p) => p.offset), programmes.map((p) => p.inactivityDays), programmes.map((p) => p.graceDays)]);
     return rows.map((r) => r.tenant);
   }
 }
