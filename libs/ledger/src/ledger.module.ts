@@ -12,6 +12,11 @@ import { MigrationsMessages } from './migrations-import/migrations.messages';
 import { MigrationsService } from './migrations-import/migrations.service';
 import { LEDGER_PROJECTIONS } from './rebuild/ledger.projections';
 import { SandboxWipeService } from './rebuild/sandbox-wipe.service';
+import { AdjustPointsService } from './adjust/adjust-points.service';
+import { EraseMemberService } from './erase/erase-member.service';
+import { ChangeMemberStateService } from './member-state/change-member-state.service';
+import { ReadMembersService } from './read-members/read-members.service';
+import { ReferralRewardService } from './referral-reward/referral-reward.service';
 import { WipeMessages } from './rebuild/wipe.messages';
 import { SweepMessages } from './sweeps/sweep.messages';
 import { SweepService } from './sweeps/sweep.service';
@@ -35,6 +40,12 @@ import { countPoints } from './projections/points-metrics';
         new LedgerContext(config, pool, store, handler, programs, new PiiVault(pool)),
     },
     { provide: MembersService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new MembersService(ctx) },
+    // the ledger's use cases, each given only what it uses
+    { provide: ReadMembersService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new ReadMembersService(m, ctx, ctx.pool, ctx.programs) },
+    { provide: EraseMemberService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new EraseMemberService(m, ctx.pool, ctx.vault) },
+    { provide: AdjustPointsService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new AdjustPointsService(m, ctx.programs) },
+    { provide: ChangeMemberStateService, inject: [MembersService], useFactory: (m: MembersService) => new ChangeMemberStateService(m) },
+    { provide: ReferralRewardService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new ReferralRewardService(m, ctx.programs) },
     { provide: LiabilityService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new LiabilityService(ctx) },
     { provide: FinanceService, inject: [LedgerContext, LiabilityService], useFactory: (ctx: LedgerContext, l: LiabilityService) => new FinanceService(ctx, l) },
     { provide: SweepService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new SweepService(ctx) },

@@ -13,6 +13,8 @@ import { LEDGER_MIGRATIONS } from '../ledger.migrations';
 import { LedgerModule } from '../ledger.module';
 import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
+import { EraseMemberService } from '../erase/erase-member.service';
+import { ReadMembersService } from '../read-members/read-members.service';
 import { MigrationsService } from '../migrations-import/migrations.service';
 import { EntryReviewService } from '../orders/entry-review.service';
 import { OrdersService } from '../orders/orders.service';
@@ -50,6 +52,8 @@ describe('closing the books (PostgreSQL)', () => {
   let store: PostgresEventStore;
   let programs: ProgramStore;
   let members: MembersService;
+  let erasing: EraseMemberService;
+  let reading: ReadMembersService;
   let orders: OrdersService;
   let finance: FinanceService;
   let ctx: LedgerContext;
@@ -68,6 +72,8 @@ describe('closing the books (PostgreSQL)', () => {
     await app.listen();
     programs = app.get(ProgramStore);
     members = app.get(MembersService);
+    erasing = app.get(EraseMemberService);
+    reading = app.get(ReadMembersService);
     orders = app.get(OrdersService);
     finance = app.get(FinanceService);
     ctx = app.get(LedgerContext);
@@ -146,8 +152,8 @@ describe('closing the books (PostgreSQL)', () => {
       if (step === 14) await migrations.reverse(batch.batch_id); // members who spent migrated points go negative
       if (step % 9 === 8) {
         const victim = emails.splice(Math.floor(rnd() * emails.length), 1)[0];
-        const id = (await members.list(tenant, { email: victim })).data[0]?.id;
-        if (id) await members.erase(tenant, id, await now());
+        const id = (await reading.list(tenant, { email: victim })).data[0]?.id;
+        if (id) await erasing.erase(tenant, id, await now());
       }
       await sweeps.sweepTenant(tenant, true);
       cuts.push(new Date(await now()));

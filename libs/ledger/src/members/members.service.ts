@@ -1,17 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { LedgerEntryStatus, LedgerEntryType, LedgerEntryView, MemberState, MemberView } from '@loyalty/contracts';
-
-/** A row of ledger.finance_entries as the member's ledger reads it. */
-interface LedgerRow {
-  id: string; type: LedgerEntryType; status: LedgerEntryStatus; amount_cents: string; reason_code: string | null; rule: string | null;
-  parent_entry_id: string | null; order_ref: string | null; release_at: Date | null; expires_at: Date | null; created_at: Date; member_rev: string;
-}
+import { randomBytes } from 'node:crypto';
+import type { MemberView } from '@loyalty/contracts';
 import { Decided, Decision, GroupCommitter, WrongExpectedRevisionError, decideOn } from '@loyalty/event-store';
 import {
-  AdjustmentCommand, CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideAdjustment, decideCreate, decideErase, decideProfile,
-  decideSignupBonus, decideStateChange, expiresAtFor, memberEvolver,
+  CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
 } from '@loyalty/domain-member';
-import { FieldError, KeyedMutex, Page, ProblemError, decodeCursor, decodeCursorAs, encodeCursor, entryIdFor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
+import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
 import { LedgerContext, memberStream } from '../ledger.context';
 import type { Pii } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
@@ -31,7 +24,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** One per process: every MembersService of the process serialises on the same identity values. */
 const LOCKS = new KeyedMutex();
 
-/** Members: identity, enrolment, profile, erasure, adjustments and reads (ledger service). */
+/**
+ * The member stream and identity (ledger service): load, decide and view a member, resolve any id
+ * form, and the use cases that claim identifiers: enrol, resolve (find or create a prospect) and
+ * profile changes. The other member use cases stand in their own folders (read-members, erase,
+ * adjust, member-state, referral-reward) and reach the stream through this class.
+ */
 export class MembersService {
   /** Identity look-ups that arrive while one runs share the next query (many order events at once). */
   private readonly lookups = new GroupCommitter<{ tenant: string; kind: string; value: string }, string | null>(async (items) => {
@@ -125,50 +123,6 @@ export class MembersService {
 
   async get(tenant: string, raw: string): Promise<MemberView> {
     return this.view(tenant, await this.resolveId(tenant, raw));
-  }
-
-  async list(tenant: string, q: { limit?: number; cursor?: string; email?: string; state?: MemberState }): Promise<Page<MemberView>> {
-    await this.ctx.catchUp();
-    const limit = q.limit ?? 25;
-    const after = decodeCursor(q.cursor);
-    const params: unknown[] = [tenant, after ? Number(after[0]) : 0, limit + 1];
-    let where = 'tenant = $1 and seq > $2';
-    if (q.email) { params.push(normaliseEmail(q.email)); where += ` and email = $${params.length}`; }
-    if (q.state) { params.push(q.state); where += ` and state = $${params.length}`; }
-    const { rows } = await this.ctx.pool.query<{ seq: string; member_id: string }>(
-      `select seq, member_id from ledger.members where ${where} order by seq limit $3`, params);
-    const page = rows.slice(0, limit);
-    const data = await Promise.all(page.map((r) => this.view(tenant, r.member_id)));
-    return { data, pagination: { cursor: rows.length > limit ? encodeCursor([page[page.length - 1].seq]) : null } };
-  }
-
-  /**
-   * The member's ledger in recording order. Read from the ledger's entry read model (the member
-   * aggregate keeps only the entries decisions can still reach, issue 13), caught up first so a
-   * read right after a write sees it. The cursor is the last row's (stream revision, id).
-   */
-  async entries(tenant: string, raw: string, q: { limit?: number; cursor?: string }) {
-    const id = await this.resolveId(tenant, raw);
-    const limit = q.limit ?? 50;
-    const after = q.cursor === undefined || q.cursor === null ? null : decodeCursorAs<[number, string]>(q.cursor, (v) =>
-      v.length === 2 && Number.isSafeInteger(v[0]) && (v[0] as number) >= -1 && typeof v[1] === 'string' && v[1].length <= 64);
-    await this.ctx.catchUp(10_000);
-    const params: unknown[] = [tenant, id, limit + 1];
-    if (after) params.push(String(after[0]), after[1]);
-    const { rows } = await this.ctx.pool.query<LedgerRow>(
-      `select id, type, status, amount_cents, reason_code, rule, parent_entry_id, order_ref, release_at, expires_at, created_at, member_rev
-         from ledger.finance_entries where tenant = $1 and member_id = $2 ${after ? 'and (member_rev, id) > ($4::bigint, $5)' : ''}
-        order by member_rev, id limit $3`, params);
-    const program = await this.ctx.programs.forTenant(tenant);
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    const data = page.map((r): LedgerEntryView => ({
-      id: r.id, type: r.type, status: r.status, amount_cents: Number(r.amount_cents), currency: program.currency_name, reason_code: r.reason_code,
-      rule: r.rule, parent_entry_id: r.parent_entry_id, release_at: r.release_at?.toISOString() ?? null, expires_at: r.expires_at?.toISOString() ?? null,
-      created_at: r.created_at.toISOString(), order_ref: r.order_ref,
-    }));
-    const last = page[page.length - 1];
-    return { data, pagination: { cursor: more && last ? encodeCursor([Number(last.member_rev), last.id]) : null } };
   }
 
   /** Whether the member exists: a member never stops existing, so a cached sighting is enough. */
@@ -443,43 +397,6 @@ export class MembersService {
     return this.view(tenant, memberId);
   }
 
-  /**
-   * DELETE /v1/members/{id}: releases open reservations, voids open vouchers, forfeits the
-   * balance (`expire`, reason `erasure`), erases identifiers and destroys the member's key.
-   */
-  async erase(tenant: string, raw: string, at: string): Promise<MemberView> {
-    const memberId = await this.resolveId(tenant, raw);
-    const erasure = { member_id: memberId, at, entryIds: () => newId('LE') };
-    await this.decide(tenant, memberId, (s) => ({ events: decideErase(s, erasure), result: null }));
-    await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
-    await this.ctx.vault.destroy(tenant, memberId);
-    // the projection row keeps no PII once the key is gone
-    await this.ctx.pool.query('update ledger.members set email = null, phone = null, external_ref = null where tenant = $1 and member_id = $2', [tenant, memberId]);
-    return this.view(tenant, memberId);
-  }
-
-  /** POST /v1/members/{id}/adjust. The caller's idempotency key (header or body) makes a retry a no-op. */
-  async adjust(tenant: string, raw: string, input: { amount_cents: number; reason_code: string; note?: string; idempotency_key?: string; actor?: string }, at: string) {
-    const memberId = await this.resolveId(tenant, raw);
-    const cause = input.idempotency_key ? `adjust:${input.idempotency_key}` : `adjust:${randomUUID()}`;
-    // a credit expires under the programme's expiry policy like earned points
-    const expires_at = input.amount_cents > 0 ? expiresAtFor((await this.ctx.programs.forTenant(tenant)).settings.expiry, null, at) : null;
-    const adjustment: AdjustmentCommand = {
-      entryId: newId('LE'), amount_cents: input.amount_cents, reason_code: input.reason_code, note: input.note ?? null, cause, actor: input.actor ?? null, at, expires_at,
-    };
-    const { result, state } = await this.decide(tenant, memberId, (s) => {
-      const { events, entryId } = decideAdjustment(s, adjustment);
-      return { events, result: entryId };
-    });
-    const e = state.entries.get(result)!;
-    return { ledger_entry_id: e.id, amount_cents: e.amount_cents, reason_code: e.reason_code, status: e.status, member_id: memberId, created_at: e.created_at };
-  }
-
-  async changeState(tenant: string, raw: string, cmd: 'suspend' | 'reinstate' | 'pause' | 'resume', at: string): Promise<MemberView> {
-    const memberId = await this.resolveId(tenant, raw);
-    await this.decide(tenant, memberId, (s) => ({ events: decideStateChange(s, cmd, at), result: null }));
-    return this.view(tenant, memberId);
-  }
 }
 
 export { ProblemError };

@@ -15,6 +15,10 @@ import { LEDGER_MIGRATIONS } from '../ledger.migrations';
 import { LedgerModule } from '../ledger.module';
 import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
+import { AdjustPointsService } from '../adjust/adjust-points.service';
+import { EraseMemberService } from '../erase/erase-member.service';
+import { ReadMembersService } from '../read-members/read-members.service';
+import { ChangeMemberStateService } from '../member-state/change-member-state.service';
 import { orderEvolver } from '@loyalty/domain-order';
 import { OrdersService } from './orders.service';
 
@@ -30,6 +34,10 @@ describe('order processing (PostgreSQL)', () => {
   let bus: InProcessBus;
   let orders: OrdersService;
   let members: MembersService;
+  let adjusting: AdjustPointsService;
+  let erasing: EraseMemberService;
+  let reading: ReadMembersService;
+  let states: ChangeMemberStateService;
   let programs: ProgramStore;
   let ctx: LedgerContext;
   let liability: LiabilityService;
@@ -49,6 +57,10 @@ describe('order processing (PostgreSQL)', () => {
     await app.listen();
     orders = app.get(OrdersService);
     members = app.get(MembersService);
+    adjusting = app.get(AdjustPointsService);
+    erasing = app.get(EraseMemberService);
+    reading = app.get(ReadMembersService);
+    states = app.get(ChangeMemberStateService);
     programs = app.get(ProgramStore);
     ctx = app.get(LedgerContext);
     liability = app.get(LiabilityService);
@@ -68,8 +80,8 @@ describe('order processing (PostgreSQL)', () => {
     bus.request<ProcessEventReply>(PATTERNS.ledger.processEvent, { tenant, event_id: eventId, received_at: new Date().toISOString(), event });
 
   const view = (tenant: string, id: string): Promise<MemberView> => members.get(tenant, id);
-  const ledger = async (tenant: string, id: string): Promise<LedgerEntryView[]> => (await members.entries(tenant, id, { limit: 200 })).data;
-  const memberOf = async (tenant: string, email: string): Promise<string> => (await members.list(tenant, { email })).data[0].id;
+  const ledger = async (tenant: string, id: string): Promise<LedgerEntryView[]> => (await reading.entries(tenant, id, { limit: 200 })).data;
+  const memberOf = async (tenant: string, email: string): Promise<string> => (await reading.list(tenant, { email })).data[0].id;
 
   /** The ledger explains the balances: available = Σ posted + reversed, pending = Σ pending + under_review; the read model agrees. */
   const expectConsistent = async (tenant: string, id: string): Promise<MemberView> => {
@@ -252,7 +264,7 @@ describe('order processing (PostgreSQL)', () => {
     expect(rw.status).toBe('reversed');
     expect(entries.find((e) => e.rule === 'base' && e.type === 'earn')!.status).toBe('posted');
     expect((await expectConsistent(p.id, id)).balances).toMatchObject({ available_cents: 1_000, pending_cents: 0 });
-    await members.adjust(p.id, id, { amount_cents: -1_000, reason_code: 'spent' }, new Date().toISOString());
+    await adjusting.adjust(p.id, id, { amount_cents: -1_000, reason_code: 'spent' }, new Date().toISOString());
     const rest = await send(p.id, { type: 'order.refunded', order_ref: 'I-1', refund_ref: 'R2', refunded_cents: 9_000 });
     expect(rest.ledger_entry_ids).toHaveLength(1);
     expect((await expectConsistent(p.id, id)).balances).toMatchObject({ available_cents: -1_000, pending_cents: 0 });
@@ -287,17 +299,17 @@ describe('order processing (PostgreSQL)', () => {
     const p = await program();
     const at = new Date().toISOString();
     const { member } = await members.enrol(p.id, { email: 'pat@example.com' }, at);
-    await members.changeState(p.id, member.id, 'pause', at);
+    await states.changeState(p.id, member.id, 'pause', at);
     const paused = await send(p.id, { type: 'order.paid', order_ref: 'K-1', gross_cents: 10_000, email: 'pat@example.com' });
     expect(paused).toMatchObject({ status: 'failed', ledger_entry_ids: [] });
     expect(paused.error).toMatch(/paused/);
-    await members.changeState(p.id, member.id, 'resume', at);
-    await members.changeState(p.id, member.id, 'suspend', at);
+    await states.changeState(p.id, member.id, 'resume', at);
+    await states.changeState(p.id, member.id, 'suspend', at);
     expect((await send(p.id, { type: 'order.paid', order_ref: 'K-2', gross_cents: 10_000, email: 'pat@example.com' })).error).toMatch(/suspended/);
     expect(await ledger(p.id, member.id)).toEqual([]);
-    await members.changeState(p.id, member.id, 'reinstate', at);
+    await states.changeState(p.id, member.id, 'reinstate', at);
     expect((await send(p.id, { type: 'order.paid', order_ref: 'K-1', gross_cents: 10_000, email: 'pat@example.com' })).status).toBe('completed');
-    await members.erase(p.id, member.id, at);
+    await erasing.erase(p.id, member.id, at);
     const gone = await send(p.id, { type: 'order.refunded', order_ref: 'K-1', refund_ref: 'R', refunded_cents: 100 });
     expect(gone).toMatchObject({ status: 'failed', error: expect.stringMatching(/deleted/) });
   });
@@ -387,7 +399,7 @@ describe('order processing (PostgreSQL)', () => {
     const p = await program();
     const at = new Date().toISOString();
     const { member } = await members.enrol(p.id, { email: 'rosa@example.com' }, at);
-    await members.adjust(p.id, member.id, { amount_cents: 5_000, reason_code: 'goodwill' }, at);
+    await adjusting.adjust(p.id, member.id, { amount_cents: 5_000, reason_code: 'goodwill' }, at);
     const reservationId = newId('RS');
     await members.decide(p.id, member.id, (s) => ({
       events: decideOpenReservation(s, spendingRules({}), { reservation_id: reservationId, amount_cents: 1_200, cart_ref: 'cart-1', eligible_total_cents: null, payment_method: null, expires_at: new Date(Date.now() + 600_000).toISOString(), cause: null, at }),

@@ -10,6 +10,8 @@ import { LedgerContext } from '../ledger.context';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
 import { LedgerModule } from '../ledger.module';
 import { MembersService } from '../members/members.service';
+import { AdjustPointsService } from '../adjust/adjust-points.service';
+import { EraseMemberService } from '../erase/erase-member.service';
 import { PiiVault } from '../pii/pii.vault';
 import { SweepService } from './sweep.service';
 
@@ -23,6 +25,8 @@ describe('sweeps (PostgreSQL)', () => {
   let db: TestDatabase;
   let app: INestMicroservice;
   let members: MembersService;
+  let adjusting: AdjustPointsService;
+  let erasing: EraseMemberService;
   let programs: ProgramStore;
   let a: SweepService;
   let b: SweepService;
@@ -38,6 +42,8 @@ describe('sweeps (PostgreSQL)', () => {
     );
     await app.listen();
     members = app.get(MembersService);
+    adjusting = app.get(AdjustPointsService);
+    erasing = app.get(EraseMemberService);
     programs = app.get(ProgramStore);
     a = app.get(SweepService);
     // the second replica: same database and projections, its own state cache and no runners of its own
@@ -59,8 +65,8 @@ describe('sweeps (PostgreSQL)', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const { member } = await members.enrol(tenant, { email: `m${i}@example.com` }, now);
-      await members.adjust(tenant, member.id, { amount_cents: 100 + i, reason_code: 'seed' }, now);
-      await members.adjust(tenant, member.id, { amount_cents: 1000, reason_code: 'seed' }, now);
+      await adjusting.adjust(tenant, member.id, { amount_cents: 100 + i, reason_code: 'seed' }, now);
+      await adjusting.adjust(tenant, member.id, { amount_cents: 1000, reason_code: 'seed' }, now);
       ids.push(member.id);
     }
     // one expire row per member (at its earliest lot), not one per lot: the sweep takes every due lot of a member at once
@@ -94,7 +100,7 @@ describe('sweeps (PostgreSQL)', () => {
     for (const tenant of [live, sandbox]) {
       const at = (await programs.now(tenant)).toISOString();
       const { member } = await members.enrol(tenant, { email: 'idle@example.com' }, at);
-      await members.adjust(tenant, member.id, { amount_cents: 50, reason_code: 'seed' }, at);
+      await adjusting.adjust(tenant, member.id, { amount_cents: 50, reason_code: 'seed' }, at);
     }
     expect((await due(sandbox)).map((r) => r.kind)).toEqual(['inactive']);
     expect(await a.dueTenants()).not.toContain(sandbox);
@@ -114,9 +120,9 @@ describe('sweeps (PostgreSQL)', () => {
     const p = await programs.create({ program_name: 'R', currency_name: 'pts', settings: { expiry: { policy: 'fixed_days', days: 5 } } });
     const at = (await programs.now(p.id)).toISOString();
     const { member } = await members.enrol(p.id, { email: 'gone@example.com' }, at);
-    await members.adjust(p.id, member.id, { amount_cents: 10, reason_code: 'seed' }, at);
+    await adjusting.adjust(p.id, member.id, { amount_cents: 10, reason_code: 'seed' }, at);
     expect((await due(p.id)).length).toBe(2);
-    await members.erase(p.id, member.id, at);
+    await erasing.erase(p.id, member.id, at);
     expect(await due(p.id)).toEqual([{ member_id: member.id, kind: 'anonymise' }]);
     expect(await a.dueTenants()).toContain(p.id);
     expect(await a.sweepTenant(p.id, true)).toMatchObject({ members: 1 });
@@ -128,7 +134,7 @@ describe('sweeps (PostgreSQL)', () => {
     const p = await programs.create({ program_name: 'G', currency_name: 'pts', settings: { erasure_grace_days: 3 } });
     const at = (await programs.now(`${p.id}_test`)).toISOString();
     const { member } = await members.enrol(`${p.id}_test`, { email: 'grace@example.com' }, at);
-    await members.erase(`${p.id}_test`, member.id, at);
+    await erasing.erase(`${p.id}_test`, member.id, at);
     expect(await a.dueTenants()).not.toContain(`${p.id}_test`);
     await a.sweepTenant(`${p.id}_test`, true);
     expect((await members.get(`${p.id}_test`, member.id)).state).toBe('deleted');

@@ -1,0 +1,25 @@
+import { Pool } from 'pg';
+import type { MemberView } from '@loyalty/contracts';
+import { decideErase } from '@loyalty/domain-member';
+import { newId } from '@loyalty/platform';
+import { MembersService } from '../members/members.service';
+import { PiiVault } from '../pii/pii.vault';
+
+export class EraseMemberService {
+  constructor(private readonly members: MembersService, private readonly pool: Pool, private readonly vault: PiiVault) {}
+
+  /**
+   * DELETE /v1/members/{id}: releases open reservations, voids open vouchers, forfeits the
+   * balance (`expire`, reason `erasure`), erases identifiers and destroys the member's key.
+   */
+  async erase(tenant: string, raw: string, at: string): Promise<MemberView> {
+    const memberId = await this.members.resolveId(tenant, raw);
+    const erasure = { member_id: memberId, at, entryIds: () => newId('LE') };
+    await this.members.decide(tenant, memberId, (s) => ({ events: decideErase(s, erasure), result: null }));
+    await this.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
+    await this.vault.destroy(tenant, memberId);
+    // the projection row keeps no PII once the key is gone
+    await this.pool.query('update ledger.members set email = null, phone = null, external_ref = null where tenant = $1 and member_id = $2', [tenant, memberId]);
+    return this.members.view(tenant, memberId);
+  }
+}
