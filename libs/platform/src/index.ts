@@ -15,3 +15,4 @@ export * from './redact';
 export * from './request-context';
 export * from './metrics';
 export * from './trace-context';
+export * from './polling-worker';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import CircuitBreaker from 'opossum';
-import { METRICS, SpanKind, inSpan, onScrape, parseTenantKey } from '@loyalty/platform';
+import { METRICS, PollingWorker, SpanKind, inSpan, onScrape, parseTenantKey } from '@loyalty/platform';
 import { signatureHeaders } from '../signing/signature';
 import { ClaimedDelivery, DeliveryPolicy, DeliveryQueue } from './delivery.queue';
 import { HttpSender, SendResult } from './http-sender';
@@ -43,58 +43,44 @@ onScrape(() => {
  */
 export class DeliveryWorker {
   private readonly log = new Logger('WebhookDelivery');
-  private readonly inFlight = new Set<Promise<void>>();
   private readonly breakers = new Map<string, CircuitBreaker<[Job], SendResult>>();
-  private started = false;
-  private pumping = false;
-  private again = false;
-  private pollTimer: NodeJS.Timeout | null = null;
-  private soonTimer: NodeJS.Timeout | null = null;
-  private lastRecovery = 0;
+  /** the house's one polling loop: claim due deliveries into free slots, one slot each */
+  private readonly poller: PollingWorker<ClaimedDelivery>;
 
-  constructor(private readonly queue: DeliveryQueue, private readonly sender: HttpSender, private readonly options: DeliveryWorkerOptions) {}
+  constructor(private readonly queue: DeliveryQueue, private readonly sender: HttpSender, private readonly options: DeliveryWorkerOptions) {
+    this.poller = new PollingWorker<ClaimedDelivery>({
+      concurrency: options.concurrency,
+      pollIntervalMs: options.pollIntervalMs,
+      recoverEveryMs: Math.max(1000, options.pollIntervalMs),
+      recover: async () => {
+        const n = await this.queue.recoverLapsed();
+        if (n) this.log.warn(`re-queued ${n} webhook deliveries whose worker lease lapsed`);
+        return n;
+      },
+      claim: (free) => this.queue.claim(free, this.options.leaseMs, this.openEndpoints()),
+      dispatch: (claimed) => claimed.map((d) => ({ size: 1, run: () => this.process(d) })),
+      warn: (message) => this.log.warn(`webhook deliveries: ${message}`),
+    });
+  }
 
   start(): void {
-    if (this.started) return;
-    this.started = true;
+    if (this.poller.running) return;
     runningWorkers.add(this);
-    this.pollTimer = setInterval(() => this.wake(), this.options.pollIntervalMs);
-    this.pollTimer.unref();
-    this.wake();
+    this.poller.start();
   }
 
   async stop(timeoutMs = 10_000): Promise<void> {
-    if (!this.started) return;
-    this.started = false;
+    if (!this.poller.running) return;
     runningWorkers.delete(this);
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.soonTimer) clearTimeout(this.soonTimer);
-    this.pollTimer = this.soonTimer = null;
-    let t: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.inFlight]),
-      new Promise<void>((r) => { t = setTimeout(r, timeoutMs); t.unref(); }),
-    ]);
-    if (t) clearTimeout(t);
+    await this.poller.stop(timeoutMs);
     for (const b of this.breakers.values()) b.shutdown();
     this.breakers.clear();
   }
 
   /** Deliveries were just queued (by a transaction about to commit): look shortly. */
-  wakeSoon(): void {
-    if (!this.started || this.soonTimer) return;
-    this.soonTimer = setTimeout(() => { this.soonTimer = null; this.wake(); }, 20);
-    this.soonTimer.unref();
-  }
+  wakeSoon(): void { this.poller.wakeSoon(); }
 
-  wake(): void {
-    if (!this.started) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    void this.pump();
-  }
+  wake(): void { this.poller.wake(); }
 
   /** The state of each endpoint's breaker in this process. */
   breakerStates(): ('closed' | 'open' | 'half_open')[] {
@@ -103,37 +89,6 @@ export class DeliveryWorker {
 
   private openEndpoints(): string[] {
     return [...this.breakers].filter(([, b]) => b.opened).map(([id]) => id);
-  }
-
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        if (Date.now() - this.lastRecovery >= Math.max(1000, this.options.pollIntervalMs)) {
-          this.lastRecovery = Date.now();
-          const n = await this.queue.recoverLapsed();
-          if (n) this.log.warn(`re-queued ${n} webhook deliveries whose worker lease lapsed`);
-        }
-        const free = this.options.concurrency - this.inFlight.size;
-        if (free <= 0 || !this.started) break;
-        const claimed = await this.queue.claim(free, this.options.leaseMs, this.openEndpoints());
-        for (const d of claimed) this.track(this.process(d));
-        if (claimed.length === free) this.again = true;
-      } while (this.again && this.started && this.inFlight.size < this.options.concurrency);
-    } catch (e) {
-      if (this.started) this.log.warn(`claiming webhook deliveries failed: ${(e as Error).message}`);
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  private track(p: Promise<void>): void {
-    this.inFlight.add(p);
-    void p.finally(() => {
-      this.inFlight.delete(p);
-      this.wake();
-    });
   }
 
   private breakerFor(endpointId: string): CircuitBreaker<[Job], SendResult> {
