@@ -1,6 +1,6 @@
 import type { MemberEvent } from './member.events';
 import { MemberRuleError } from './member.decider';
-import { decideAdjustment, decideCreate, decideErase, decideProfile, decideReferralReward } from './member.lifecycle';
+import { decideAdjustment, decideCreate, decideErase, decideMigrationReversal, decideProfile, decideReferralReward } from './member.lifecycle';
 import { balancesOf } from './member.state';
 import { T0, at, created, entry, fold } from './testing/member.builder';
 
@@ -65,5 +65,18 @@ describe('member lifecycle decisions (pure: time and ids come in)', () => {
     expect(forfeit.data).toMatchObject({ id: 'LE-E1', type: 'expire', amount_cents: -2_000, reason_code: 'erasure', cause: 'erasure:M-TEST' });
     expect(balancesOf(fold(events, s)).available_cents).toBe(0);
     expect(decideErase(fold(events, s), { member_id: 'M-TEST', at: at(3), entryIds: () => 'LE-X' })).toEqual([]);
+  });
+
+  it('reverses what is left of a migration credit once; nothing for an erased member', () => {
+    const s = fold([created(), entry({ id: 'LE-MIG', type: 'adjust', amount_cents: 700, cause: 'migration:MB-1:M-TEST', batch_id: 'MB-1' })]);
+    const cmd = { credit_entry_id: 'LE-MIG', entryId: 'LE-REV', batch_id: 'MB-1', at: at(1) };
+    const first = decideMigrationReversal(s, cmd);
+    expect(first.reversed).toBe(true);
+    expect(first.events).toEqual([expect.objectContaining({ type: 'EntryRecorded', data: expect.objectContaining({ id: 'LE-REV', type: 'reverse', amount_cents: -700, parent_entry_id: 'LE-MIG', cause: 'migration-reverse:LE-MIG' }) })]);
+    const after = fold(first.events, s);
+    expect(balancesOf(after).available_cents).toBe(0);
+    expect(decideMigrationReversal(after, { ...cmd, entryId: 'LE-X' })).toEqual({ events: [], reversed: true });
+    const erased = fold([{ type: 'MemberErased', data: { at: at(1) } }], fold([created(), entry({ id: 'LE-MIG', type: 'adjust', amount_cents: 700, cause: 'migration:MB-1:M-TEST' })]));
+    expect(decideMigrationReversal(erased, cmd)).toEqual({ events: [], reversed: false });
   });
 });

@@ -153,3 +153,29 @@ export const decideErase = (s: MemberAggregate, cmd: { member_id: string; at: st
   events.push({ type: 'MemberErased', data: { at } });
   return events;
 };
+
+/**
+ * Reverses what is left of a migration credit (DELETE /admin/v1/migrations/{batch_id}): one
+ * `reverse` entry, once per entry. `reversed` is false only for an erased member (whose balance
+ * was forfeited already: nothing is left to take back); a credit already reversed, or let go by
+ * the member state once fully taken back, counts as reversed.
+ */
+export const decideMigrationReversal = (
+  s: MemberAggregate,
+  cmd: { credit_entry_id: string; entryId: string; batch_id: string; at: string },
+): { events: MemberEvent[]; reversed: boolean } => {
+  const cause = `migration-reverse:${cmd.credit_entry_id}`;
+  const e = s.entries.get(cmd.credit_entry_id);
+  if (!e) return { events: [], reversed: true };
+  if (s.causes.has(cause) || e.status === 'reversed') return { events: [], reversed: true };
+  if (s.state === 'deleted' || s.state === 'anonymised') return { events: [], reversed: false };
+  const left = e.amount_cents - e.reversed_cents;
+  if (left <= 0) return { events: [], reversed: true };
+  return {
+    events: [{ type: 'EntryRecorded', data: {
+      id: cmd.entryId, type: 'reverse', status: 'posted', amount_cents: -left, reason_code: 'migration_reversed', rule: null,
+      parent_entry_id: e.id, release_at: null, expires_at: null, created_at: cmd.at, order_ref: null, cause, actor: 'admin', batch_id: cmd.batch_id,
+    } }],
+    reversed: true,
+  };
+};

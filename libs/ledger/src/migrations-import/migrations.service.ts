@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decideAdjust, expiresAtFor, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
+import { decideAdjust, decideMigrationReversal, expiresAtFor, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
 import { CROCKFORD, FieldError, newId, notFound, validation } from '@loyalty/platform';
 import { LedgerContext } from '../ledger.context';
 import { normaliseEmail, normalisePhone } from '../members/identity';
@@ -146,11 +146,12 @@ export class MigrationsService {
       let memberId = existed;
       const current = existed ? await this.members.load(tenant, existed) : null;
       const expires_at = p.expires_at ?? expiresAtFor(program.settings.expiry, null, now);
+      const entryId = newId('LE');
       const entry = (id: string, s: MemberAggregate): MemberEvent[] => {
         const cause = `migration:${batch_id}:${id}`;
         if (s.causes.has(cause)) return [];
         return decideAdjust(s, {
-          entryId: newId('LE'), amount_cents: p.amount_cents, reason_code: MIGRATION_REASON, note: null, cause, actor: 'admin',
+          entryId, amount_cents: p.amount_cents, reason_code: MIGRATION_REASON, note: null, cause, actor: 'admin',
           at: now, expires_at, batch_id,
         });
       };
@@ -183,23 +184,10 @@ export class MigrationsService {
     let reversed = 0;
     for (const r of rows) {
       const now = (await this.ctx.programs.now(r.tenant)).toISOString();
-      const cause = `migration-reverse:${r.entry_id}`;
+      const reversal = { credit_entry_id: r.entry_id, entryId: newId('LE'), batch_id: batchId, at: now };
       const { result } = await this.members.decide(r.tenant, r.member_id, (s) => {
-        const e = s.entries.get(r.entry_id);
-        // the member's decision state lets a migration credit go once it is fully taken back (issue 13)
-        if (!e) return { events: [], result: true };
-        if (s.causes.has(cause) || e.status === 'reversed') return { events: [], result: true };
-        // an erased member's balance was forfeited already: nothing left to take back
-        if (s.state === 'deleted' || s.state === 'anonymised') return { events: [], result: false };
-        const left = e.amount_cents - e.reversed_cents;
-        if (left <= 0) return { events: [], result: true };
-        return {
-          events: [{ type: 'EntryRecorded', data: {
-            id: newId('LE'), type: 'reverse', status: 'posted', amount_cents: -left, reason_code: 'migration_reversed', rule: null,
-            parent_entry_id: e.id, release_at: null, expires_at: null, created_at: now, order_ref: null, cause, actor: 'admin', batch_id: batchId,
-          } }],
-          result: true,
-        };
+        const { events, reversed: done } = decideMigrationReversal(s, reversal);
+        return { events, result: done };
       });
       if (result) reversed++;
     }

@@ -98,9 +98,10 @@ export class VouchersService {
   async void(tenant: string, id: string): Promise<RedemptionView> {
     const memberId = await this.ownerOf(tenant, id);
     const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const reverseEntryId = newId('LE');
     let row: RedemptionRow | null = null;
     return this.ctx.decide(tenant, memberId, async (s) => {
-      if (s.vouchers.has(id)) return { events: decideVoidRedemption(s, { redemption_id: id, reverse_entry_id: newId('LE'), at }), result: id };
+      if (s.vouchers.has(id)) return { events: decideVoidRedemption(s, { redemption_id: id, reverse_entry_id: reverseEntryId, at }), result: id };
       row ??= await this.row(tenant, id);
       return { events: settled(row, row.status === 'restored'), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
