@@ -7,6 +7,7 @@ import {
   MEMBER_RETENTION, MEMBER_SNAPSHOT_VERSION, MemberAggregate, balancesOf, evolveMember, initialMemberState, liveLots, memberEvolver, memberStateBytes,
 } from './member.state';
 import { decideAdjust, decideStateChange } from './member.decider';
+import { decideMigrationReversal } from './member.lifecycle';
 import { OrderStepCommand, decideOrderStep, decideReviewEntry, orderCauses } from './member.earning';
 import { decideSweep, expiringWithinDays } from './member.expiry';
 import {
@@ -87,19 +88,8 @@ const outcome = (f: () => unknown): unknown => {
 };
 
 /** A migration entry's reversal, as MigrationsService.reverse decides it (an entry the state no longer holds is fully taken back). */
-const migrationReversal = (s: MemberAggregate, id: string, reverseId: string, at: string): { events: MemberEvent[]; reversed: boolean } => {
-  const cause = `migration-reverse:${id}`;
-  const e = s.entries.get(id);
-  if (!e) return { events: [], reversed: true };
-  if (s.causes.has(cause) || e.status === 'reversed') return { events: [], reversed: true };
-  if (s.state === 'deleted' || s.state === 'anonymised') return { events: [], reversed: false };
-  const left = e.amount_cents - e.reversed_cents;
-  if (left <= 0) return { events: [], reversed: true };
-  return {
-    reversed: true,
-    events: [{ type: 'EntryRecorded', data: { id: reverseId, type: 'reverse', status: 'posted', amount_cents: -left, reason_code: 'migration_reversed', rule: null, parent_entry_id: e.id, release_at: null, expires_at: null, created_at: at, order_ref: null, cause } }],
-  };
-};
+const migrationReversal = (s: MemberAggregate, id: string, reverseId: string, at: string): { events: MemberEvent[]; reversed: boolean } =>
+  decideMigrationReversal(s, { credit_entry_id: id, entryId: reverseId, batch_id: 'MB-TEST', at });
 
 /** A state as a snapshot stores and gives it back (the evolver's packing, V8's serializer). */
 const stored = (s: MemberAggregate): MemberAggregate => {
