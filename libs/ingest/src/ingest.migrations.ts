@@ -58,7 +58,27 @@ export class IngestTrace002_1764100015000 extends SqlMigration {
     `;
 }
 
+/**
+ * Throughput (issue 7): a claim no longer rewrites the row's indexes. A running event is a queued
+ * row under a lease (attempts, locked_until: no index covers them), so claiming is a HOT update;
+ * the index on leases goes (lease recovery reads the open rows through events_queued), and pages
+ * keep a fifth free so the claim's new row version fits beside the old one.
+ */
+export class IngestLeases003_1764200000000 extends SqlMigration {
+  readonly name = 'IngestLeases003_1764200000000';
+  protected readonly upSql = `
+      drop index if exists ingest.events_leases;
+      alter table ingest.events set (fillfactor = 80);
+    `;
+  protected readonly downSql = `
+      alter table ingest.events reset (fillfactor);
+      update ingest.events set status = 'running' where status = 'queued' and locked_until is not null;
+      create index if not exists events_leases on ingest.events (locked_until) where status = 'running';
+    `;
+}
+
 export const INGEST_MIGRATIONS: MigrationClass[] = [
   Ingest001_1764000015000,
   IngestTrace002_1764100015000,
+  IngestLeases003_1764200000000,
 ];
