@@ -25,9 +25,9 @@ export interface IngestWorkerOptions extends RetryPolicy {
 
 export const DEFAULT_WORKER_OPTIONS: IngestWorkerOptions = {
   ...DEFAULT_RETRY_POLICY,
-  concurrency: 512,
-  batchSize: 128,
-  busKeys: 8,
+  concurrency: 1000,
+  batchSize: 200,
+  busKeys: 4,
   pollIntervalMs: 500,
   leaseMs: 120_000,
   housekeepingIntervalMs: 3_600_000,
@@ -176,12 +176,14 @@ export class QueuePoller {
 
   constructor(
     private readonly repo: EventQueueRepository,
-    private readonly options: Pick<IngestWorkerOptions, 'concurrency' | 'pollIntervalMs' | 'leaseMs' | 'housekeepingIntervalMs' | 'maxAttempts'>,
+    private readonly options: Pick<IngestWorkerOptions, 'concurrency' | 'batchSize' | 'pollIntervalMs' | 'leaseMs' | 'housekeepingIntervalMs' | 'maxAttempts'>,
     private readonly dispatch: (claimed: ClaimedEvent[]) => ClaimedWork[],
   ) {}
 
   get running(): boolean { return this.started; }
   get busy(): number { return this.events; }
+
+  private get claimAtLeast(): number { return Math.max(1, Math.min(this.options.batchSize, Math.floor(this.options.concurrency / 2))); }
 
   start(): void {
     if (this.started) return;
@@ -229,7 +231,9 @@ export class QueuePoller {
           if (recovered > 0) this.log.warn(`re-queued ${recovered} event(s) whose worker lease lapsed`);
         }
         const free = this.options.concurrency - this.events;
-        if (free <= 0 || !this.started) break;
+        // while work is in flight, claim only once a batch's worth of slots is free: claiming each
+        // freed slot at once cut the queue into messages of one or two events (measured: 2.4 a message)
+        if (free <= 0 || !this.started || (this.events > 0 && free < this.claimAtLeast)) break;
         const claimed = await this.repo.claim(free, this.options.leaseMs);
         if (claimed.length > 0) for (const work of this.dispatch(claimed)) this.track(work);
       } while (this.again && this.started);

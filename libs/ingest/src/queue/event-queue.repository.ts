@@ -146,26 +146,8 @@ export class EventQueueRepository {
    * the queue.
    */
   async claim(n: number, leaseMs: number): Promise<ClaimedEvent[]> {
-    const { rows } = await this.pool.query<ClaimedEvent>(
-      `with next as (
-         select e.tenant, e.id from ingest.events e
-         where e.status = 'queued' and e.locked_until is null and e.available_at <= now()
-           -- the oldest open event of its partition: one probe of events_open_partition per candidate (an
-           -- anti-join here was planned through events_by_status on stale statistics: a scan of every older
-           -- open event per candidate, seconds per claim on a 10,000-event backlog)
-           and e.seq = (
-             select o.seq from ingest.events o
-             where o.tenant = e.tenant and o.partition_key = e.partition_key and o.status in ('queued', 'running')
-             order by o.seq limit 1)
-         order by e.seq
-         limit $1
-         for update of e skip locked
-       )
-       update ingest.events e
-          set attempts = e.attempts + 1, locked_until = now() + make_interval(secs => $2::float8 / 1000)
-         from next
-        where e.tenant = next.tenant and e.id = next.id
-       returning e.tenant, e.id, e.seq, e.type, e.payload, e.received_at, e.attempts, e.partition_key, e.trace`, [n, leaseMs]);
+    // ingest.claim_events (IngestLeases003): the oldest open event of each partition, in seq order, leased
+    const { rows } = await this.pool.query<ClaimedEvent>('select * from ingest.claim_events($1, $2)', [n, leaseMs]);
     return rows.sort((a, b) => compareSeq(a.seq, b.seq));
   }
 
