@@ -403,6 +403,8 @@ export class PostgresEventStore implements EventStore {
    */
   private recent: { from: Position; events: RecordedEvent[] } | null = null;
   private static readonly RECENT_EVENTS = 5_000;
+  /** Unfiltered reads under way, by start position: a subscriber at the same place waits for that read instead of issuing its own. */
+  private readonly reading = new Map<string, { maxCount: number; page: Promise<{ events: RecordedEvent[]; held: boolean }> }>();
 
   async readAll(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<RecordedEvent[]> {
     return (await this.readPage(after, maxCount, filter)).events;
@@ -422,6 +424,26 @@ export class PostgresEventStore implements EventStore {
         if (i >= 0 && i < page.events.length) return { events: page.events.slice(i, i + maxCount), held: false };
       }
     }
+    if (unfiltered) {
+      const key = `${after.commit}:${after.prepare}`;
+      const under = this.reading.get(key);
+      if (under && under.maxCount >= maxCount) {
+        const page = await under.page;
+        return { events: page.events.slice(0, maxCount), held: page.held };
+      }
+      const page = this.queryPage(after, maxCount, filter);
+      this.reading.set(key, { maxCount, page });
+      try {
+        return await page;
+      } finally {
+        if (this.reading.get(key)?.page === page) this.reading.delete(key);
+      }
+    }
+    return this.queryPage(after, maxCount, filter);
+  }
+
+  private async queryPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<{ events: RecordedEvent[]; held: boolean }> {
+    const unfiltered = !filter?.streamPrefixes?.length && !filter?.eventTypes?.length;
     // One query answers both: rows are in transaction-id order, so the visible ones (below the
     // watermark) come first; a first row that is not visible means events are held above it.
     const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
