@@ -7,7 +7,7 @@ import { MemberAggregate, memberEvolver } from './member.state';
 import { decideTier } from './member.tiers';
 
 const T0 = '2030-01-01T00:00:00.000Z';
-const GOLD = { id: 'gold', name: 'Gold', level: 1, threshold_type: 'spend', threshold_value: 15_000, earn_multiplier: 2 } as unknown as Tier;
+const GOLD: Tier = { name: 'Gold', level: 1, threshold_type: 'spend', threshold_value: 15_000, criteria: [], criteria_mode: 'all', window: 'lifetime', window_days: null, earn_multiplier: 2, benefits: {} };
 
 const created = (state: 'registered' | 'paused' = 'registered'): MemberEvent[] => [
   { type: 'MemberCreated', data: { member_id: 'M-1', state: 'registered', referral_code: 'ABCDEFGH', pii: { v: 1, kid: 'k', iv: '', tag: '', data: '' }, marketing_consent: false, accepted_terms_version: null, at: T0 } },
