@@ -525,8 +525,8 @@ describe('order processing (PostgreSQL)', () => {
         await ctx.catchUp();
         for (const email of new Set(events.map((e) => e.email as string))) {
           // an order names its member once; a later event naming another customer still goes to it
-          const known = (await members.list(one.id, { email })).data.length > 0;
-          expect((await members.list(many.id, { email })).data.length > 0).toBe(known);
+          const known = (await reading.list(one.id, { email })).data.length > 0;
+          expect((await reading.list(many.id, { email })).data.length > 0).toBe(known);
           if (known) expect(await shape(many.id, email)).toEqual(await shape(one.id, email));
         }
       }), { numRuns: 20 });
@@ -550,7 +550,7 @@ describe('order processing (PostgreSQL)', () => {
     it('one event failing (a paused member, an unmatched customer, an older version) leaves the others of the batch completed', async () => {
       const p = await program();
       const paused = (await members.enrol(p.id, { email: 'paused@example.com' }, new Date().toISOString())).member;
-      await members.changeState(p.id, paused.id, 'pause', new Date().toISOString());
+      await states.changeState(p.id, paused.id, 'pause', new Date().toISOString());
       await send(p.id, { type: 'order.paid', order_ref: 'FB-old', gross_cents: 1_000, email: 'ok@example.com', aggregate_version: 5 });
       const replies = await orders.processBatch([
         request(p.id, { type: 'order.paid', order_ref: 'FB-1', gross_cents: 10_000, email: 'ok@example.com' }, newId('EV')),
