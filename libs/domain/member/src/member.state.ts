@@ -1,6 +1,6 @@
 import type { Balances, LedgerEntryStatus, MemberState, MemberTier } from '@loyalty/contracts';
 import { parseInstant } from '@loyalty/domain-earning';
-import type { Bucket, EntryData, MemberEvent, SealedPii } from './member.events';
+import type { Bucket, EarnCopy, EntryData, MemberEvent, SealedPii } from './member.events';
 import { decodeMemberSnapshot, encodeMemberSnapshot } from './member.snapshot';
 
 export interface Entry extends EntryData {
@@ -12,6 +12,8 @@ export interface Entry extends EntryData {
   reversal_ids?: string[];
   /** redeems: the lots the spend came from, oldest first (a restore expires like the newest of them) */
   spent_from?: { entry_id: string; amount: number; expires_at: string | null }[];
+  /** earns: when a pending earn was released or rejected (retention counts from it; absent = created settled) */
+  settled_at?: string;
 }
 
 /**
@@ -54,10 +56,12 @@ export interface MemberAggregate {
   lifetime_earned: number;
   lifetime_redeemed: number;
   /**
-   * The entries decisions may still reach (issue 13): every earn (refunds and cancellations have no
-   * deadline), migration adjusts not yet fully taken back, pending take-backs, redeems of vouchers
-   * the state still holds, and any entry recorded within the retention (`MEMBER_RETENTION`); the rest
-   * is left to the read models (ledger.finance_entries). Insertion order is recording order.
+   * The entries decisions may still reach (issue 13): pending and under-review earns, rejected earns
+   * of an order, earns recorded before issue 13 (their order streams keep no facts), migration
+   * adjusts not yet fully taken back, pending take-backs, redeems of vouchers the state still holds,
+   * and any entry recorded (or settled) within the retention (`MEMBER_RETENTION`). A settled earn of
+   * an order is answered by its order stream (`OrderEarn`); the rest is left to the read models
+   * (ledger.finance_entries). Insertion order is recording order (a restored earn goes last).
    */
   entries: Map<string, Entry>;
   /** only live lots are kept (spent ones are dropped at compaction); `lot_head` skips those spent since */
@@ -359,6 +363,17 @@ const eventMs = (event: MemberEvent): number => {
 };
 
 /**
+ * A settled earn of an order that compaction let go, put back from the copy its take-back carries
+ * (issue 13): the same entry the full fold holds (settled, so in the available bucket), so the
+ * take-back's effects and the read models' rows are the same as with a full history. The next
+ * compaction lets it go again.
+ */
+const restoreEarn = (s: MemberAggregate, copy: EarnCopy): void => {
+  const { reversed_cents, ...data } = copy;
+  s.entries.set(copy.id, { ...data, bucket: 'available', reversed_cents });
+};
+
+/**
  * The full fold: every event applied, nothing forgotten. `memberEvolver.evolve` adds compaction
  * (`compactMember`) on top; this one alone is the full-history state the property tests compare with.
  */
@@ -399,7 +414,8 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.state = event.data.to;
       return s;
     case 'EntryRecorded': {
-      const d = event.data;
+      const { parent_earn: copy, ...d } = event.data;
+      if (copy && d.parent_entry_id === copy.id && !s.entries.has(copy.id)) restoreEarn(s, copy);
       const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
       s.entries.set(e.id, e);
       if (d.cause) addCause(s, d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
@@ -442,6 +458,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.pending -= remaining;
       e.bucket = 'available';
       s.pending_earns.delete(e.id);
+      e.settled_at = event.data.at;
       e.status = remaining <= 0 ? 'reversed' : 'posted';
       setReversalStatus(s, e, e.status);
       // what is left after pending take-backs becomes available
@@ -462,6 +479,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.pending -= e.amount_cents - e.reversed_cents;
       e.bucket = 'none';
       e.status = 'rejected';
+      e.settled_at = event.data.at;
       s.pending_earns.delete(e.id);
       setReversalStatus(s, e, 'rejected');
       if (e.type === 'earn' && e.amount_cents - e.reversed_cents > 0) pushActivity(s, e.created_at, 0, -(e.amount_cents - e.reversed_cents), 0);
@@ -550,7 +568,10 @@ export const MEMBER_RETENTION = { closedDays: 35, activityDays: 731, every: 32 }
 const entryOpen = (e: Entry, heldRedeems: ReadonlySet<string>): boolean => {
   switch (e.type) {
     case 'earn':
-      return true; // a refund or cancellation of its order may come at any time, and admin review answers on it
+      if (e.bucket === 'pending') return true; // pending or under review: released, rejected or taken back later
+      if (e.order_ref === null) return false; // no order can reach it (signup, referral): settled, it is closed
+      if (e.status === 'rejected') return true; // its order's refund arithmetic must know it earned nothing
+      return !e.order_facts; // settled: its order stream keeps its facts and answers refunds and cancellations
     case 'adjust':
       // a migration credit can be reversed with its batch until fully taken back
       return e.amount_cents > 0 && !!e.batch_id && e.reversed_cents < e.amount_cents;
@@ -630,7 +651,7 @@ export const compactMember = (s: MemberAggregate): MemberAggregate => {
   for (const v of s.vouchers.values()) heldRedeems.add(v.entry_id);
   for (const [id, e] of s.entries) {
     if (entryOpen(e, heldRedeems)) continue;
-    if (Date.parse(e.created_at) >= cutoff) continue;
+    if (Date.parse(e.settled_at ?? e.created_at) >= cutoff) continue;
     s.entries.delete(id);
   }
   // lots: only live ones (a spent lot never gets points back); the dated heap is rebuilt from them
@@ -663,14 +684,14 @@ export const evolveCompact = (s: MemberAggregate, event: MemberEvent): MemberAgg
 };
 
 /** The snapshot format: bump `version` whenever the shape of MemberAggregate changes, so older snapshots are ignored. */
-export const MEMBER_SNAPSHOT_VERSION = 'member-3';
+export const MEMBER_SNAPSHOT_VERSION = 'member-4';
 
 /** A decoded snapshot is used only if it has this version's shape (a guard beyond the format key). */
 const isMap = (x: unknown): boolean => Object.prototype.toString.call(x) === '[object Map]'; // whatever realm decoded it
 const isMemberState = (x: unknown): boolean => {
   const s = x as Partial<MemberAggregate> | null;
   return !!s && typeof s === 'object' && isMap(s.entries) && isMap(s.cause_at) && typeof s.clock_ms === 'number' && typeof s.since_compaction === 'number'
-    && Array.isArray(s.lots) && Array.isArray(s.activity) && !!s.activity_sums && Array.isArray(s.activity_sums.spend)
+    && Array.isArray(s.lots) && isMap(s.lot_by_id) && Array.isArray(s.dated_lots) && Array.isArray(s.activity) && !!s.activity_sums && Array.isArray(s.activity_sums.spend)
     && s.activity_sums.spend.length === s.activity.length + 1 && !('order' in s);
 };
 

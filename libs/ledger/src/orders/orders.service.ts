@@ -1,7 +1,7 @@
 import type { CustomerEvent, OrderEvent as InboundOrderEvent, Program, ProcessEventReply, ProcessEventRequest } from '@loyalty/contracts';
 import { EarnLine, computeEarnings } from '@loyalty/domain-earning';
 import {
-  MemberAggregate, MemberEvent, MemberRuleError, decideConfirmReservation, decideOrderStep, decideTier, earningRefusal, orderCauses, orderEarnRecorded,
+  MemberAggregate, MemberEvent, MemberRuleError, OrderEarn, decideConfirmReservation, decideOrderStep, decideTier, earningRefusal, orderCauses, orderEarnRecorded,
 } from '@loyalty/domain-member';
 import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
 import { ProblemError, problem } from '@loyalty/platform';
@@ -96,7 +96,7 @@ export class OrdersService {
         const effects = await this.applyToMember(req, e, { memberId, order, plan, program, at });
         crashPoint('ledger.event.process:after-member-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
 
-        const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids });
+        const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids, earns: effects.earns });
         try {
           await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
             if (current !== revision) throw new StaleOrder();
@@ -139,7 +139,7 @@ export class OrdersService {
   private async applyToMember(
     req: ProcessEventRequest, e: InboundOrderEvent,
     p: { memberId: string; order: OrderAggregate; plan: OrderPlan; program: Program; at: string },
-  ): Promise<{ entry_ids: string[]; earn_entry_ids: string[]; changed: boolean }> {
+  ): Promise<{ entry_ids: string[]; earn_entry_ids: string[]; earns: OrderEarn[]; changed: boolean }> {
     const { tenant } = req;
     const ref = e.order_ref;
     const entryId = (cause: string) => entryIdFor(tenant, cause, req.received_at);
@@ -150,7 +150,7 @@ export class OrdersService {
       if (refusal) throw new OrderEventFailure(refusal);
       const lines = p.plan.earn && !orderEarnRecorded(s, ref) ? await this.earnLines(tenant, s, ref, p.plan.earn, p.program, p.at) : [];
       const decision = decideOrderStep(s, {
-        order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
+        order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
         at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,
         earn: p.plan.earn ? { lines } : null, refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
       });
@@ -162,7 +162,7 @@ export class OrdersService {
           const key = memberEventKey(ev);
           return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
         }),
-        result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, changed: events.length > 0 },
+        result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, earns: decision.earns, changed: events.length > 0 },
       };
     });
     return result;
