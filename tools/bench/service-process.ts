@@ -1,0 +1,73 @@
+/**
+ * The standalone service as a child process for the benchmarks that restart it or watch its memory
+ * (long-history, soak), and small timing helpers.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+export const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+export const ms = (x: number): string => x.toFixed(1);
+export const time = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
+  const t0 = process.hrtime.bigint();
+  const out = await fn();
+  return [Number(process.hrtime.bigint() - t0) / 1e6, out];
+};
+
+export const freePort = (): Promise<number> => new Promise((resolve, reject) => {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1', () => {
+    const { port } = srv.address() as { port: number };
+    srv.close(() => resolve(port));
+  });
+  srv.on('error', reject);
+});
+
+/** The standalone service as a child process (a restart is a new process, as in production). */
+export class Service {
+  private child: ChildProcess | null = null;
+  constructor(readonly url: string, private readonly env: NodeJS.ProcessEnv) {}
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, ['-r', './tools/register-paths.js', 'dist/apps/standalone/src/main.js'], {
+      env: { ...process.env, ...this.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    this.child = child;
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+      try {
+        if ((await fetch(`${this.url}/readyz`)).ok) return;
+      } catch { /* not listening yet */ }
+      if (Date.now() > deadline) throw new Error('the service did not become ready in 120 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+    this.child = null;
+  }
+
+  /** Resident memory of the service process (Linux), MiB. */
+  rssMiB(): number | null {
+    try {
+      const status = readFileSync(`/proc/${this.child?.pid}/status`, 'utf8');
+      const m = /VmRSS:\s+(\d+) kB/.exec(status);
+      return m ? Number(m[1]) / 1024 : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
