@@ -2,7 +2,7 @@
  * Soak (issue 13): is the service's resident memory flat once its caches are full?
  *
  *   npm run bench:soak                                   # 100,000 members, 1,000,000 events
- *   SOAK_MEMBERS=10000 SOAK_DRIVE_S=60 npm run bench:soak # a short one
+ *   SOAK_MEMBERS=10000 SOAK_DRIVE_S=60 npm run bench:soak # a short one (SOAK_SAMPLE_S, SOAK_CATCHUP_S)
  *
  * Starts the standalone service as its own process on a fresh database (default cache budgets:
  * LOYALTY_STATE_CACHE_BYTES 64 MiB, LOYALTY_FOLD_CACHE_BYTES 32 MiB per projection fold), then:
@@ -32,6 +32,7 @@ const MEMBERS = Number(process.env.SOAK_MEMBERS ?? 100_000);
 const EVENTS_PER_MEMBER = 10;
 const DRIVE_S = Number(process.env.SOAK_DRIVE_S ?? 240);
 const SAMPLE_S = Number(process.env.SOAK_SAMPLE_S ?? 10);
+const CATCHUP_S = Number(process.env.SOAK_CATCHUP_S ?? 900);
 const CLIENTS = 16;
 
 /** Runs `fn` over `items` with at most `n` at a time. */
@@ -137,10 +138,14 @@ const main = async (): Promise<void> => {
     process.stdout.write(`${appended} events on ${MEMBERS} member streams (${entries} ledger entries)\n`);
     await endPhase('projections catch up');
 
-    for (const deadline = Date.now() + 3_600_000; ;) {
+    // the finance projection (one of the ledger's projection runners) has every ledger entry; at most CATCHUP_S, then the drive starts anyway
+    for (const deadline = Date.now() + CATCHUP_S * 1000; ;) {
       const { rows } = await pool.query<{ n: string }>('select count(*) as n from ledger.finance_entries');
       if (Number(rows[0].n) >= entries) break;
-      if (Date.now() > deadline) throw new Error('the read models did not catch up in an hour');
+      if (Date.now() > deadline) {
+        process.stdout.write(`the read models had ${rows[0].n} of ${entries} entries after ${CATCHUP_S} s; driving anyway\n`);
+        break;
+      }
       await new Promise((r) => setTimeout(r, 2_000));
     }
     await endPhase(`drive ${DRIVE_S} s (API)`);
