@@ -3,8 +3,12 @@
  * (long-history, soak), and small timing helpers.
  */
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { Pool } from 'pg';
+import { PostgresEventStore } from '@loyalty/event-store';
+import { freshDatabaseUrl } from '../../apps/standalone/src/testing/harness';
 
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -71,3 +75,36 @@ export class Service {
   }
 }
 
+
+/** What a benchmark gets from `withService`: the service (not started), its database and an event store on it. */
+export interface ServiceBench { service: Service; adminToken: string; pool: Pool; store: PostgresEventStore }
+
+/**
+ * Runs a benchmark against the standalone service in its own process on a fresh database; the
+ * service is stopped and the database dropped at the end, or when the run is interrupted.
+ */
+export const withService = (database: string, body: (b: ServiceBench) => Promise<void>): void => {
+  const main = async (): Promise<void> => {
+    const db = await freshDatabaseUrl(database);
+    const port = await freePort();
+    const adminToken = `adm_${randomBytes(12).toString('hex')}`;
+    const service = new Service(`http://127.0.0.1:${port}`, { DATABASE_URL: db.url, PORT: String(port), LOYALTY_ADMIN_TOKEN: adminToken });
+    const pool = new Pool({ connectionString: db.url, max: 8 });
+    const store = new PostgresEventStore(pool);
+    const interrupted = () => { void service.stop().finally(() => db.drop()).finally(() => process.exit(130)); };
+    process.once('SIGINT', interrupted);
+    process.once('SIGTERM', interrupted);
+    try {
+      await body({ service, adminToken, pool, store });
+    } finally {
+      await service.stop().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      await db.drop();
+    }
+  };
+  main().catch((e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  });
+};

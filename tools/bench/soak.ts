@@ -19,14 +19,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Pool } from 'pg';
 import { memberStreamId } from '@loyalty/contracts';
 import type { EarnLine } from '@loyalty/domain-earning';
 import { MemberAggregate, MemberEvent, decideAdjust, decideIssueRedemption, decideOrderStep, memberEvolver, orderCauses, spendingRules } from '@loyalty/domain-member';
-import { PostgresEventStore } from '@loyalty/event-store';
-import { freshDatabaseUrl } from '../../apps/standalone/src/testing/harness';
 import { benchProgram, json } from './bench-kit';
-import { Service, freePort, ms } from './service-process';
+import { ms, withService } from './service-process';
 
 const MEMBERS = Number(process.env.SOAK_MEMBERS ?? 100_000);
 const EVENTS_PER_MEMBER = 10;
@@ -85,16 +82,7 @@ const describeCaches = (c: Record<string, Record<string, number>>): string => Ob
   return `${name}: ${((v.bytes ?? 0) / 2 ** 20).toFixed(1)} of ${((v.max_bytes ?? 0) / 2 ** 20).toFixed(0)} MiB, ${v.entries ?? 0} states, hit ratio ${hits + misses ? ((100 * hits) / (hits + misses)).toFixed(1) : '-'} %, ${v.evictions_total ?? 0} evictions`;
 }).join('; ');
 
-const main = async (): Promise<void> => {
-  const db = await freshDatabaseUrl('bench_soak');
-  const port = await freePort();
-  const adminToken = `adm_${randomBytes(12).toString('hex')}`;
-  const service = new Service(`http://127.0.0.1:${port}`, { DATABASE_URL: db.url, PORT: String(port), LOYALTY_ADMIN_TOKEN: adminToken });
-  const pool = new Pool({ connectionString: db.url, max: 8 });
-  const store = new PostgresEventStore(pool);
-  const interrupted = () => { void service.stop().finally(() => db.drop()).finally(() => process.exit(130)); };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
+withService('bench_soak', async ({ service, adminToken, pool, store }) => {
   const t0 = Date.now();
   let phase = 'start';
   const samples: { s: number; phase: string; rssMiB: number | null }[] = [];
@@ -109,83 +97,70 @@ const main = async (): Promise<void> => {
     phase = next;
     phaseStart = Date.now();
   };
-  try {
-    await service.start();
-    const t = { url: service.url, adminToken, close: async () => undefined, mode: 'standalone' };
-    const { programId, key } = await benchProgram(t, { rules: [{ type: 'base', name: 'Base', earn_rate_pct: 10, timing: 'immediate' }] });
-    await endPhase('create members (API)');
+  await service.start();
+  const t = { url: service.url, adminToken, close: async () => undefined, mode: 'standalone' };
+  const { programId, key } = await benchProgram(t, { rules: [{ type: 'base', name: 'Base', earn_rate_pct: 10, timing: 'immediate' }] });
+  await endPhase('create members (API)');
 
-    const ids: string[] = new Array(MEMBERS);
-    const tag = randomBytes(3).toString('hex');
-    await pooled([...Array(MEMBERS).keys()], 32, async (i) => {
-      const m = await json(service.url, 'POST', '/v1/members', key, { email: `soak-${tag}-${i}@example.com` });
-      ids[i] = m.data.id;
-    });
-    await endPhase('seed 9 events per member (event store)');
+  const ids: string[] = new Array(MEMBERS);
+  const tag = randomBytes(3).toString('hex');
+  await pooled([...Array(MEMBERS).keys()], 32, async (i) => {
+    const m = await json(service.url, 'POST', '/v1/members', key, { email: `soak-${tag}-${i}@example.com` });
+    ids[i] = m.data.id;
+  });
+  await endPhase('seed 9 events per member (event store)');
 
-    const start = Date.now(); // after each member's enrolment, in time order
-    let appended = MEMBERS; // each MemberCreated
-    let entries = 0;
-    await pooled(ids, 64, async (id, k) => {
-      const stream = memberStreamId(programId, id);
-      const read = await store.readStream(stream, 0n);
-      const s = read.reduce((acc, e) => memberEvolver.evolve(acc, { type: e.type, data: e.data } as MemberEvent), memberEvolver.initialState());
-      const events = history(s, k, start);
-      await store.append(stream, events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data })), read[read.length - 1].revision);
-      appended += events.length;
-      entries += events.filter((e) => e.type === 'EntryRecorded').length;
-    });
-    process.stdout.write(`${appended} events on ${MEMBERS} member streams (${entries} ledger entries)\n`);
-    await endPhase('projections catch up');
+  const start = Date.now(); // after each member's enrolment, in time order
+  let appended = MEMBERS; // each MemberCreated
+  let entries = 0;
+  await pooled(ids, 64, async (id, k) => {
+    const stream = memberStreamId(programId, id);
+    const read = await store.readStream(stream, 0n);
+    const s = read.reduce((acc, e) => memberEvolver.evolve(acc, { type: e.type, data: e.data } as MemberEvent), memberEvolver.initialState());
+    const events = history(s, k, start);
+    await store.append(stream, events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data })), read[read.length - 1].revision);
+    appended += events.length;
+    entries += events.filter((e) => e.type === 'EntryRecorded').length;
+  });
+  process.stdout.write(`${appended} events on ${MEMBERS} member streams (${entries} ledger entries)\n`);
+  await endPhase('projections catch up');
 
-    // the finance projection (one of the ledger's projection runners) has every ledger entry; at most CATCHUP_S, then the drive starts anyway
-    for (const deadline = Date.now() + CATCHUP_S * 1000; ;) {
-      const { rows } = await pool.query<{ n: string }>('select count(*) as n from ledger.finance_entries');
-      if (Number(rows[0].n) >= entries) break;
-      if (Date.now() > deadline) {
-        process.stdout.write(`the read models had ${rows[0].n} of ${entries} entries after ${CATCHUP_S} s; driving anyway\n`);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 2_000));
+  // the finance projection (one of the ledger's projection runners) has every ledger entry; at most CATCHUP_S, then the drive starts anyway
+  for (const deadline = Date.now() + CATCHUP_S * 1000; ;) {
+    const { rows } = await pool.query<{ n: string }>('select count(*) as n from ledger.finance_entries');
+    if (Number(rows[0].n) >= entries) break;
+    if (Date.now() > deadline) {
+      process.stdout.write(`the read models had ${rows[0].n} of ${entries} entries after ${CATCHUP_S} s; driving anyway\n`);
+      break;
     }
-    await endPhase(`drive ${DRIVE_S} s (API)`);
-
-    let ops = 0;
-    let errors = 0;
-    const until = Date.now() + DRIVE_S * 1000;
-    let seq = 0;
-    await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (Date.now() < until) {
-        const id = ids[Math.floor(Math.random() * ids.length)];
-        try {
-          if (Math.random() < 0.8) await json(service.url, 'POST', `/v1/members/${id}/adjust`, key, { amount_cents: 1, reason_code: 'soak', idempotency_key: `soak-${++seq}-${tag}` });
-          else await json(service.url, 'GET', `/v1/members/${id}/ledger?limit=10`, key);
-          ops++;
-        } catch {
-          errors++;
-        }
-      }
-    }));
-    process.stdout.write(`drive: ${ops} requests (${(ops / DRIVE_S).toFixed(0)}/s), ${errors} errors\n`);
-    await endPhase('end');
-    clearInterval(sampler);
-
-    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-    process.stdout.write(`\nSoak (issue 13): ${MEMBERS} members, ${appended} events; load average ${load}; ${((Date.now() - t0) / 60_000).toFixed(1)} min\n`);
-    for (const p of phases) process.stdout.write(`- ${p.phase} (${p.seconds} s): ${p.caches}\n`);
-    process.stdout.write('\n| t, s | phase | RSS, MiB |\n|---|---|---|\n');
-    for (const x of samples) process.stdout.write(`| ${x.s} | ${x.phase} | ${x.rssMiB === null ? '?' : ms(x.rssMiB)} |\n`);
-    if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify({ load, members: MEMBERS, events: appended, phases, samples }, null, 2));
-  } finally {
-    clearInterval(sampler);
-    await service.stop().catch(() => undefined);
-    await store.close().catch(() => undefined);
-    await pool.end().catch(() => undefined);
-    await db.drop();
+    await new Promise((r) => setTimeout(r, 2_000));
   }
-};
+  await endPhase(`drive ${DRIVE_S} s (API)`);
 
-main().catch((e) => {
-  process.stderr.write(`${(e as Error).stack ?? e}\n`);
-  process.exit(1);
+  let ops = 0;
+  let errors = 0;
+  const until = Date.now() + DRIVE_S * 1000;
+  let seq = 0;
+  await Promise.all(Array.from({ length: CLIENTS }, async () => {
+    while (Date.now() < until) {
+      const id = ids[Math.floor(Math.random() * ids.length)];
+      try {
+        if (Math.random() < 0.8) await json(service.url, 'POST', `/v1/members/${id}/adjust`, key, { amount_cents: 1, reason_code: 'soak', idempotency_key: `soak-${++seq}-${tag}` });
+        else await json(service.url, 'GET', `/v1/members/${id}/ledger?limit=10`, key);
+        ops++;
+      } catch {
+        errors++;
+      }
+    }
+  }));
+  process.stdout.write(`drive: ${ops} requests (${(ops / DRIVE_S).toFixed(0)}/s), ${errors} errors\n`);
+  await endPhase('end');
+  clearInterval(sampler);
+
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  process.stdout.write(`\nSoak (issue 13): ${MEMBERS} members, ${appended} events; load average ${load}; ${((Date.now() - t0) / 60_000).toFixed(1)} min\n`);
+  for (const p of phases) process.stdout.write(`- ${p.phase} (${p.seconds} s): ${p.caches}\n`);
+  process.stdout.write('\n| t, s | phase | RSS, MiB |\n|---|---|---|\n');
+  for (const x of samples) process.stdout.write(`| ${x.s} | ${x.phase} | ${x.rssMiB === null ? '?' : ms(x.rssMiB)} |\n`);
+  if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify({ load, members: MEMBERS, events: appended, phases, samples }, null, 2));
 });
