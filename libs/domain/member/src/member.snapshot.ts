@@ -83,7 +83,6 @@ export interface PackedLots {
   remaining_cents: number[];
   expires_at: (string | null)[];
   expires_ms: (number | null)[];
-  earned_at: string[];
   /** indexes of the lots an expiry has named */
   expired: number[];
   dated: number[];
@@ -103,7 +102,6 @@ const packLots = (s: MemberAggregate): PackedLots => {
     // instants stay strings here: V8 copies a string back faster than a Date prints one
     expires_at: s.lots.map((l) => l.expires_at),
     expires_ms: s.lots.map((l) => l.expires_ms),
-    earned_at: s.lots.map((l) => l.earned_at),
     expired, dated: indexes(s.dated_lots), changed: indexes(s.lots_changed),
   };
 };
@@ -113,7 +111,7 @@ const unpackLots = (p: PackedLots): Pick<MemberAggregate, 'lots' | 'lot_by_id' |
   const lotById = new Map<string, Lot>();
   for (let i = 0; i < lots.length; i++) {
     const lot: Lot = {
-      entry_id: p.entry_id[i], remaining_cents: p.remaining_cents[i], expires_at: p.expires_at[i], earned_at: p.earned_at[i], expires_ms: p.expires_ms[i], expired: false,
+      entry_id: p.entry_id[i], remaining_cents: p.remaining_cents[i], expires_at: p.expires_at[i], expires_ms: p.expires_ms[i], expired: false,
     };
     lots[i] = lot;
     lotById.set(lot.entry_id, lot);

@@ -20,7 +20,7 @@ export interface Entry extends EntryData {
  * A credit lot for FIFO spending and expiry. `expires_ms` is `expires_at` as epoch ms (parsed once);
  * `expired` once an expire entry has named the lot (cause `lot:<entry id>`).
  */
-export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; earned_at: string; expires_ms: number | null; expired: boolean }
+export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; expires_ms: number | null; expired: boolean }
 
 export interface Reservation { id: string; amount_cents: number; cart_ref: string | null; status: 'open' | 'confirmed' | 'released' | 'expired'; order_ref: string | null; entry_id: string | null; expires_at: string; created_at: string }
 export interface Voucher { id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string }
@@ -274,13 +274,13 @@ export const firstDatedLot = (s: Pick<MemberAggregate, 'dated_lots'>): Lot | nul
 /** Whether the member holds any points in lots. */
 export const holdsLots = (s: Pick<MemberAggregate, 'lots' | 'lot_head'>): boolean => s.lot_head < s.lots.length;
 
-const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void => {
+const addLot = (s: MemberAggregate, e: Entry, amount: number): void => {
   // a credit first pays back a negative balance; only the rest can be spent or expire
   const repay = Math.min(s.debt, Math.max(0, amount));
   s.debt -= repay;
   amount -= repay;
   if (amount <= 0) return;
-  const lot: Lot = { entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, earned_at: at, expires_ms: e.expires_at ? parseInstant(e.expires_at, 'expires_at') : null, expired: false };
+  const lot: Lot = { entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, expires_ms: e.expires_at ? parseInstant(e.expires_at, 'expires_at') : null, expired: false };
   s.lots.push(lot);
   s.lot_by_id.set(lot.entry_id, lot);
   if (lot.expires_ms !== null) heapPush(s.dated_lots, lot);
@@ -288,17 +288,17 @@ const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void 
 };
 
 /** Applies a posted credit or debit to `available` and the lots. */
-const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at: string): void => {
+const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined): void => {
   s.available += e.amount_cents;
   switch (e.type) {
     case 'earn':
       s.lifetime_earned += e.amount_cents;
-      addLot(s, e, e.amount_cents, at);
+      addLot(s, e, e.amount_cents);
       break;
     case 'adjust':
       if (e.amount_cents > 0) {
         s.lifetime_earned += e.amount_cents;
-        addLot(s, e, e.amount_cents, at);
+        addLot(s, e, e.amount_cents);
       } else consume(s, -e.amount_cents);
       break;
     case 'redeem': {
@@ -323,7 +323,7 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
         // a restored voucher: points come back as a fresh lot expiring like the newest spent lot
         s.lifetime_redeemed -= e.amount_cents;
         const newest = parent.spent_from?.length ? parent.spent_from[parent.spent_from.length - 1].expires_at : null;
-        addLot(s, { ...e, expires_at: e.expires_at ?? newest }, e.amount_cents, at);
+        addLot(s, { ...e, expires_at: e.expires_at ?? newest }, e.amount_cents);
       } else if (parent?.type === 'earn' || (parent?.type === 'adjust' && parent.amount_cents > 0)) {
         s.lifetime_earned += e.amount_cents;
         const lot = s.lot_by_id.get(parent.id);
@@ -335,7 +335,7 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
         // points of the lot already spent: the take-back comes from the other lots (then debt)
         if (-e.amount_cents > take) consume(s, -e.amount_cents - take);
       } else if (e.amount_cents > 0) {
-        addLot(s, e, e.amount_cents, at);
+        addLot(s, e, e.amount_cents);
       } else {
         consume(s, -e.amount_cents);
       }
@@ -431,7 +431,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
           e.status = 'pending';
           (parent.reversal_ids ??= []).push(e.id);
         } else if (parent.bucket === 'available') {
-          applyPosted(s, e, parent, d.created_at);
+          applyPosted(s, e, parent);
         }
         if (Math.abs(parent.reversed_cents) >= Math.abs(parent.amount_cents)) {
           parent.status = 'reversed';
@@ -443,7 +443,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
         s.pending += d.amount_cents;
         if (d.type === 'earn' && d.amount_cents > 0) pushActivity(s, d.created_at, 0, d.amount_cents, 0);
       } else if (e.bucket === 'available') {
-        applyPosted(s, e, parent, d.created_at);
+        applyPosted(s, e, parent);
         if (d.type === 'earn' && d.amount_cents > 0) pushActivity(s, d.created_at, 0, d.amount_cents, 0);
       }
       if (d.type === 'earn' && s.state === 'registered' && e.status === 'posted') s.state = 'active';
@@ -464,7 +464,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       // what is left after pending take-backs becomes available
       s.available += remaining;
       s.lifetime_earned += remaining;
-      addLot(s, e, remaining, event.data.at);
+      addLot(s, e, remaining);
       if (s.state === 'registered') s.state = 'active';
       return s;
     }
