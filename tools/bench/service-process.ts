@@ -37,7 +37,9 @@ export class Service {
   constructor(readonly url: string, private readonly env: NodeJS.ProcessEnv) {}
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['-r', './tools/register-paths.js', 'dist/apps/standalone/src/main.js'], {
+    // BENCH_CHILD_EXEC_ARGV (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to the service's node
+    const execArgv = (process.env.BENCH_CHILD_EXEC_ARGV ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...execArgv, '-r', './tools/register-paths.js', 'dist/apps/standalone/src/main.js'], {
       env: { ...process.env, ...this.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, stdio: ['ignore', 'ignore', 'inherit'],
     });
     this.child = child;
