@@ -334,6 +334,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
           log(`expiry: cannot read ledger.due_items (${(e as Error).message}); moving the clock without waiting`);
         }
       }
+      const meter = await cpuMeter(c.t);
       const t0 = now();
       const adv = await ok(call(c.t.url, 'POST', `/admin/v1/programs/${programId}/test-clock/advance`, c.t.adminToken, { seconds: 2 * 86_400 }), 'advance');
       const advanceS = (now() - t0) / 1000;
@@ -345,9 +346,10 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
         left = await remaining();
       }
       const s = (now() - t0) / 1000;
+      const cpu = cpuPerOp(await meter.stop(), n);
       return {
         value: n / s, unit: 'lots/s',
-        detail: `${n} lots expired ${fmt(s, 2)} s after the clock move (advance call ${fmt(advanceS, 2)} s, sweeps ${JSON.stringify(adv.data?.sweeps ?? [])}; observed via ${viaDb ? 'database' : 'API'}); import of the lots took ${fmt(imp.s, 1)} s${dueLagS === null ? '' : `, their due items were listed ${fmt(dueLagS, 1)} s after it`}`,
+        detail: `${n} lots expired ${fmt(s, 2)} s after the clock move (advance call ${fmt(advanceS, 2)} s, sweeps ${JSON.stringify(adv.data?.sweeps ?? [])}; observed via ${viaDb ? 'database' : 'API'}); import of the lots took ${fmt(imp.s, 1)} s${dueLagS === null ? '' : `, their due items were listed ${fmt(dueLagS, 1)} s after it`}; ${cpu}`,
         extra: { lots: n, seconds: s, advance_s: advanceS, import_s: imp.s, due_listed_after_import_s: dueLagS, observed_via: viaDb ? 'database' : 'api' },
       };
     } finally {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { TestDatabase, createTestDatabase } from '@loyalty/testing';
 import { CommandHandler, Decision, Evolver } from './command-handler';
-import { WrongExpectedRevisionError } from './event-store.port';
+import { StreamRange, WrongExpectedRevisionError } from './event-store.port';
 import { EVENT_STORE_MIGRATIONS, PostgresEventStore } from './postgres.event-store';
 
 type Ev =
@@ -162,5 +162,26 @@ describe('CommandHandler (PostgreSQL)', () => {
     await expect(handler.handle(s, balance, alwaysRaced)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
     expect(decisions).toBe(3);
     expect((await store.readStream(s)).every((e) => (e.data as { command: string }).command === 'other')).toBe(true);
+  });
+  it('warm() reads many cold streams in one read; their commands then decide without reading, and a stale warm state still conflicts and retries', async () => {
+    const streams = [`w-${randomUUID()}`, `w-${randomUUID()}`, `w-${randomUUID()}`];
+    const writer = new CommandHandler(store);
+    for (const [k, s] of streams.entries()) for (let i = 0; i <= k; i++) await writer.handle(s, balance, earn(10));
+    const reads: string[] = [];
+    const counting = new Proxy(store, {
+      get: (t, p) => (p === 'readStreams' ? (r: StreamRange[]) => { reads.push(`many:${r.length}`); return t.readStreams(r); }
+        : p === 'readStream' ? (id: string, ...rest: unknown[]) => { reads.push(`one:${id}`); return (t.readStream as (...a: unknown[]) => unknown)(id, ...rest); }
+        : (t as never)[p]),
+    }) as PostgresEventStore;
+    const cold = new CommandHandler(counting);
+    await cold.warm([...streams, streams[0]], balance);
+    expect(reads).toEqual(['many:3']);
+    // another process appends to the second stream after the warm read: the warm state is stale
+    await writer.handle(streams[1], balance, earn(5));
+    const out = await Promise.all(streams.map((s) => cold.handle(s, balance, redeem(10))));
+    expect(out.map((o) => o.result)).toEqual(['redeemed', 'redeemed', 'redeemed']);
+    expect(out.map((o) => o.state.points)).toEqual([0, 15, 20]);
+    // the two in-step streams decided on the warm state; only the stale one read its tail (after a conflict)
+    expect(reads.filter((r) => r.startsWith('one:'))).toEqual([`one:${streams[1]}`]);
   });
 });

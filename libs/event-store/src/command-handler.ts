@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppendResult, EventMetadata, EventStore, RecordedEvent, WrongExpectedRevisionError } from './event-store.port';
-import { SnapshotPolicy, SnapshotStore, foldStream } from './snapshots';
+import { SnapshotPolicy, SnapshotStore, foldStream, foldStreams } from './snapshots';
 import { DEFAULT_STATE_BYTES, MIB, StateCache, cacheBytesFromEnv } from './state-cache';
 
 /** What a stream's aggregate needs to be folded: a start state and an evolve step (may mutate and return the state). */
@@ -144,6 +144,21 @@ export class CommandHandler {
    */
   primeNew<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>): void {
     if (this.cache.get(streamId) === undefined) this.remember(streamId, evolver, evolver.initialState(), 'no_stream');
+  }
+
+  /**
+   * Loads the streams this process holds no state of, all together: one snapshot query and one
+   * read for the lot (foldStreams), so a command run over many cold streams (a sweep's page of
+   * members) costs two round trips, not two per stream. A stream cached meanwhile is left as it is;
+   * a state that went stale before its command runs is caught by the append's expected revision.
+   */
+  async warm<S, E extends { type: string; data: unknown }>(streamIds: readonly string[], evolver: Evolver<S, E>): Promise<void> {
+    const cold = [...new Set(streamIds)].filter((id) => this.cache.peek(id) === undefined);
+    if (!cold.length) return;
+    const folded = await foldStreams(this.store, this.snapshots, cold.map((streamId) => ({ streamId })), evolver);
+    for (const [streamId, { state, revision }] of folded) {
+      if (this.cache.peek(streamId) === undefined) this.remember(streamId, evolver, state, revision);
+    }
   }
 
   /** Forgets cached state (e.g. after erasure or a rebuild). */

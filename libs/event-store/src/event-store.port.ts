@@ -72,10 +72,19 @@ export interface SubscribeOptions {
   linger?: () => number;
 }
 
+/** A revision range of one stream (`to` inclusive; the rest of the stream when omitted). */
+export interface StreamRange { streamId: string; from: bigint; to?: bigint }
+
 export interface EventStore {
   append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Events of one stream from a revision (inclusive), in order. */
   readStream(streamId: string, fromRevision?: bigint, maxCount?: number): Promise<RecordedEvent[]>;
+  /**
+   * Optional: the events of many streams at once, each from `from` to `to` (both inclusive; the rest
+   * of the stream when `to` is omitted), in one round trip. Callers fall back to `readStream` per
+   * stream when an adapter does not have it.
+   */
+  readStreams?(ranges: readonly StreamRange[]): Promise<RecordedEvent[][]>;
   /** Events of every stream after a position (exclusive), in global order. */
   readAll(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<RecordedEvent[]>;
   /** Catch-up from `from` (exclusive), then live. */

@@ -1,7 +1,7 @@
 import { Pool, PoolClient } from 'pg';
 import { MigrationClass, SqlMigration } from '@loyalty/platform';
 import {
-  AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, SubscribeOptions,
+  AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions,
 } from './event-store.port';
 import { GroupCommitter, GroupOutcome } from './group-commit';
@@ -217,19 +217,21 @@ export class PostgresEventStore implements EventStore {
 
   private readonly group: GroupCommitter<AppendItem, AppendResult> | null;
   /** Stream reads that arrive while one is running share the next query. */
-  private readonly reads: GroupCommitter<{ streamId: string; from: bigint }, RecordedEvent[]> | null;
+  private readonly reads: GroupCommitter<StreamRange, RecordedEvent[]> | null;
 
   constructor(private readonly pool: Pool, private readonly pollMs = 500, private readonly options: PostgresEventStoreOptions = {}) {
     this.group = options.beforeCommit || options.groupCommit === false ? null : new GroupCommitter((items) => this.appendGroup(items));
     this.reads = options.groupCommit === false ? null : new GroupCommitter((items) => this.readStreams(items));
   }
 
-  private async readStreams(items: { streamId: string; from: bigint }[]): Promise<RecordedEvent[][]> {
+  /** Many stream ranges in one statement (the coalesced `readStream`s, and batch readers such as cold projection folds). */
+  async readStreams(items: readonly StreamRange[]): Promise<RecordedEvent[][]> {
+    if (!items.length) return [];
     const { rows } = await this.pool.query<Row & { n: string }>(
-      `select e.*, q.n from unnest($1::text[], $2::bigint[]) with ordinality as q(s, f, n)
-         join es.events e on e.stream_id = q.s and e.stream_revision >= q.f
+      `select e.*, q.n from unnest($1::text[], $2::bigint[], $3::bigint[]) with ordinality as q(s, f, t, n)
+         join es.events e on e.stream_id = q.s and e.stream_revision >= q.f and (q.t is null or e.stream_revision <= q.t)
         order by q.n, e.stream_revision`,
-      [items.map((i) => i.streamId), items.map((i) => i.from.toString())]);
+      [items.map((i) => i.streamId), items.map((i) => i.from.toString()), items.map((i) => (i.to === undefined ? null : i.to.toString()))]);
     const out: RecordedEvent[][] = items.map(() => []);
     for (const r of rows) out[Number(r.n) - 1].push(toRecorded(r));
     return out;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TestDatabase, createTestDatabase } from '@loyalty/testing';
 import { CommandHandler, Evolver } from './command-handler';
 import { EVENT_STORE_MIGRATIONS, PostgresEventStore } from './postgres.event-store';
-import { SNAPSHOT_MIGRATIONS, SnapshotStore, foldStream } from './snapshots';
+import { SNAPSHOT_MIGRATIONS, SnapshotStore, foldStream, foldStreams } from './snapshots';
 
 /**
  * Persisted snapshots against PostgreSQL: a cold load (a new process) starts from the newest
@@ -91,5 +91,77 @@ describe('snapshots (PostgreSQL)', () => {
     expect(loaded.folded).toBe(11);
     expect(loaded.state.points).toBe(1_100);
     expect([...loaded.state.byTag.keys()]).toEqual(['b']);
+  });
+  it('foldStreams folds many streams in one snapshot query and one read, each equal to its own foldStream', async () => {
+    const writer = new CommandHandler(store, undefined, undefined, snapshots);
+    const streams = [`s-${randomUUID()}`, `s-${randomUUID()}`, `s-${randomUUID()}`, `s-${randomUUID()}`];
+    const lengths = [27, 5, 13, 0];
+    for (let k = 0; k < streams.length; k++) {
+      for (let i = 0; i < lengths[k]; i++) {
+        await writer.handle(streams[k], evolver, () => ({ events: [{ type: 'Earned' as const, data: { points: (k + 1) * (i + 1), tag: `t${i % 3}` } }], result: null }));
+      }
+    }
+    await settle();
+    const wanted = [
+      { streamId: streams[0], upTo: 26n }, // snapshot at 19, then 20..26
+      { streamId: streams[0] + '-absent', upTo: 4n }, // no such stream
+      { streamId: streams[1], upTo: 3n }, // no snapshot, part of the stream
+      { streamId: streams[2], upTo: 12n }, // snapshot at 9 (every 10), then 10..12
+      { streamId: streams[3], upTo: -1n }, // before the first event
+    ];
+    const reads: number[] = [];
+    const counting = new Proxy(store, { get: (t, p) => (p === 'readStreams' ? (r: unknown[]) => { reads.push(r.length); return t.readStreams(r as never); } : (t as never)[p]) });
+    const together = await foldStreams(counting as PostgresEventStore, snapshots, wanted, evolver);
+    expect(reads).toEqual([4]); // one read for the four streams that may have events
+    for (const w of wanted) {
+      const alone = await foldStream(store, snapshots, w.streamId, evolver, w.upTo);
+      const got = together.get(w.streamId)!;
+      expect(got.revision).toEqual(alone.revision);
+      expect(plain(got.state)).toEqual(plain(alone.state));
+    }
+    expect(together.get(streams[0])!.state.points).toBe((27 * 28) / 2);
+    expect(together.get(streams[2])!.state.points).toBe(3 * (13 * 14) / 2);
+    expect(together.get(streams[3])!.revision).toBe('no_stream');
+    // a snapshot whose event is gone (the stream was written again) is ignored here too
+    await db.pool.query('delete from es.events where stream_id = $1', [streams[2]]);
+    await db.pool.query('delete from es.streams where stream_id = $1', [streams[2]]);
+    for (let i = 0; i < 13; i++) await store.append(streams[2], [{ id: randomUUID(), type: 'Earned', data: { points: 7, tag: 'z' } }], i === 0 ? 'no_stream' : BigInt(i - 1));
+    const again = await foldStreams(store, snapshots, [{ streamId: streams[2], upTo: 12n }], evolver);
+    expect(again.get(streams[2])!.state.points).toBe(7 * 13);
+    expect([...again.get(streams[2])!.state.byTag.keys()]).toEqual(['z']);
+  });
+  it('loads of the newest snapshots made side by side share a statement, and each caller gets its own state', async () => {
+    const writer = new CommandHandler(store, undefined, undefined, snapshots);
+    const a = `s-${randomUUID()}`;
+    const b = `s-${randomUUID()}`;
+    for (const [stream, n] of [[a, 12], [b, 23]] as const) {
+      for (let i = 0; i < n; i++) await writer.handle(stream, evolver, () => ({ events: [{ type: 'Earned' as const, data: { points: 2, tag: 'x' } }], result: null }));
+    }
+    await settle();
+    const statements: string[] = [];
+    const query = db.pool.query.bind(db.pool);
+    const spy = jest.spyOn(db.pool, 'query').mockImplementation(((text: string, ...rest: unknown[]) => {
+      if (typeof text === 'string' && text.includes('es.snapshots')) statements.push(text);
+      return (query as (...args: unknown[]) => unknown)(text, ...rest);
+    }) as never);
+    try {
+      const [sa, sb, sa2, none] = await Promise.all([
+        snapshots.load<State>(a, evolver.snapshot!), snapshots.load<State>(b, evolver.snapshot!),
+        snapshots.load<State>(a, evolver.snapshot!), snapshots.load<State>(`s-${randomUUID()}`, evolver.snapshot!),
+      ]);
+      expect(sa!.revision).toBe(9n);
+      expect(sb!.revision).toBe(19n);
+      expect(sa2!.revision).toBe(9n);
+      expect(none).toBeNull();
+      expect(sa!.state.points).toBe(20);
+      expect(sb!.state.points).toBe(40);
+      // the stream asked for twice: two states, never one shared object evolved by two callers
+      expect(sa2!.state).not.toBe(sa!.state);
+      expect(plain(sa2!.state)).toEqual(plain(sa!.state));
+      // a, b and the absent stream in one statement; the second ask for a in another
+      expect(statements).toHaveLength(2);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { deserialize, serialize } from 'node:v8';
 import { Pool } from 'pg';
 import { MigrationClass, SqlMigration } from '@loyalty/platform';
 import { EventStore, RecordedEvent } from './event-store.port';
+import { GroupCommitter } from './group-commit';
 
 /**
  * Persisted snapshots of aggregate state, so that a process that has never seen a long stream
@@ -48,26 +49,66 @@ export interface SnapshotPolicy {
 
 export interface Snapshot<S> { revision: bigint; eventId: string; state: S }
 
+interface LatestLoad { streamId: string; policy: SnapshotPolicy }
+
 export class SnapshotStore {
+  /** Loads of streams' newest snapshots that arrive while one is running share the next statement (cold loads side by side). */
+  private readonly latest = new GroupCommitter<LatestLoad, Snapshot<unknown> | null>((items) => this.loadLatest(items));
+
   constructor(private readonly pool: Pool, private readonly keep = 2) {}
 
   static format(policy: SnapshotPolicy): string { return `${policy.version}|v8-${process.versions.v8}`; }
 
   /** The newest snapshot of the stream at or below `maxRevision` (any when omitted). */
   async load<S>(streamId: string, policy: SnapshotPolicy, maxRevision?: bigint): Promise<Snapshot<S> | null> {
-    const { rows } = await this.pool.query<{ revision: string; event_id: string; state: Buffer }>(
-      `select revision, event_id, state from es.snapshots where stream_id = $1 and format = $2 and ($3::bigint is null or revision <= $3::bigint)
-       order by revision desc limit 1`,
-      [streamId, SnapshotStore.format(policy), maxRevision === undefined ? null : maxRevision.toString()]);
-    if (!rows.length) return null;
-    try {
-      const stored: unknown = deserialize(rows[0].state);
-      const state = (policy.decode ? policy.decode(stored) : stored) as S;
-      if (policy.accepts && !policy.accepts(state)) return null;
-      return { revision: BigInt(rows[0].revision), eventId: rows[0].event_id, state };
-    } catch {
-      return null; // unreadable: fold from the start
+    if (maxRevision === undefined) return this.latest.submit({ streamId, policy }) as Promise<Snapshot<S> | null>;
+    return (await this.loadMany<S>([{ streamId, maxRevision }], policy)).get(streamId) ?? null;
+  }
+
+  /**
+   * One statement per snapshot format for a group of loads. A stream asked for twice in one group
+   * is loaded again for the second caller: each caller gets a state of its own to evolve in place.
+   */
+  private async loadLatest(items: LatestLoad[]): Promise<(Snapshot<unknown> | null)[]> {
+    const out: (Snapshot<unknown> | null)[] = new Array(items.length).fill(null);
+    const rounds: { format: string; policy: SnapshotPolicy; at: number[]; ids: Set<string> }[] = [];
+    items.forEach((it, i) => {
+      const format = SnapshotStore.format(it.policy);
+      let round = rounds.find((r) => r.format === format && !r.ids.has(it.streamId));
+      if (!round) rounds.push(round = { format, policy: it.policy, at: [], ids: new Set() });
+      round.at.push(i);
+      round.ids.add(it.streamId);
+    });
+    for (const r of rounds) {
+      const found = await this.loadMany(r.at.map((k) => ({ streamId: items[k].streamId })), r.policy);
+      for (const k of r.at) out[k] = found.get(items[k].streamId) ?? null;
     }
+    return out;
+  }
+
+  /** The newest snapshot of each stream at or below its `maxRevision`, in one statement (streams without one are absent). */
+  async loadMany<S>(items: readonly { streamId: string; maxRevision?: bigint }[], policy: SnapshotPolicy): Promise<Map<string, Snapshot<S>>> {
+    const out = new Map<string, Snapshot<S>>();
+    if (!items.length) return out;
+    const { rows } = await this.pool.query<{ stream_id: string; revision: string; event_id: string; state: Buffer }>(
+      `select s.stream_id, s.revision, s.event_id, s.state
+         from unnest($1::text[], $2::bigint[]) as q(stream_id, max_rev)
+         cross join lateral (
+           select stream_id, revision, event_id, state from es.snapshots s
+            where s.stream_id = q.stream_id and s.format = $3 and (q.max_rev is null or s.revision <= q.max_rev)
+            order by s.revision desc limit 1) s`,
+      [items.map((i) => i.streamId), items.map((i) => (i.maxRevision === undefined ? null : i.maxRevision.toString())), SnapshotStore.format(policy)]);
+    for (const r of rows) {
+      try {
+        const stored: unknown = deserialize(r.state);
+        const state = (policy.decode ? policy.decode(stored) : stored) as S;
+        if (policy.accepts && !policy.accepts(state)) continue;
+        out.set(r.stream_id, { revision: BigInt(r.revision), eventId: r.event_id, state });
+      } catch {
+        // unreadable: that stream folds from the start
+      }
+    }
+    return out;
   }
 
   /** Encodes the state NOW (the caller may go on mutating it) and stores it in the background. */
@@ -142,4 +183,63 @@ export const foldStream = async <S, E extends { type: string; data: unknown }>(
     snapshots.saveSoon(streamId, policy, revision, events[events.length - 1].id, state);
   }
   return { state, revision, folded: events.length };
+};
+
+/**
+ * `foldStream` for many streams at once: each stream's state after the event at its `upTo` (the
+ * whole stream when omitted), from
+ * the newest usable snapshots (one statement for all) plus the events after them (one read for all,
+ * where the store can read many streams at once). For a reader that meets many cold streams
+ * together (a projection batch after a restart, or a sweep over more members than its cache holds):
+ * two round trips instead of two per stream.
+ */
+export const foldStreams = async <S, E extends { type: string; data: unknown }>(
+  store: EventStore,
+  snapshots: SnapshotStore | null | undefined,
+  items: readonly { streamId: string; upTo?: bigint }[],
+  evolver: FoldableEvolver<S, E>,
+): Promise<Map<string, { state: S; revision: bigint | 'no_stream' }>> => {
+  const out = new Map<string, { state: S; revision: bigint | 'no_stream' }>();
+  const wanted = items.filter((i) => {
+    if (i.upTo === undefined || i.upTo >= 0n) return true;
+    out.set(i.streamId, { state: evolver.initialState(), revision: 'no_stream' });
+    return false;
+  });
+  if (!store.readStreams) {
+    for (const i of wanted) out.set(i.streamId, await foldStream(store, snapshots, i.streamId, evolver, i.upTo));
+    return out;
+  }
+  const policy = evolver.snapshot;
+  const snaps = policy && snapshots && wanted.length
+    ? await snapshots.loadMany<S>(wanted.map((i) => ({ streamId: i.streamId, maxRevision: i.upTo })), policy).catch(() => new Map<string, Snapshot<S>>())
+    : new Map<string, Snapshot<S>>();
+  const reads = await store.readStreams(wanted.map((i) => ({ streamId: i.streamId, from: snaps.get(i.streamId)?.revision ?? 0n, to: i.upTo })));
+  for (let k = 0; k < wanted.length; k++) {
+    const { streamId, upTo } = wanted[k];
+    const snap = snaps.get(streamId);
+    let events = reads[k];
+    let state: S;
+    let revision: bigint | 'no_stream' = 'no_stream';
+    if (snap) {
+      // the snapshot's own event comes first: it proves the stream is the one the snapshot was taken of
+      if (!events.length || events[0].revision !== snap.revision || events[0].id !== snap.eventId) {
+        out.set(streamId, await foldStream(store, snapshots, streamId, evolver, upTo)); // rare: a stream that was wiped and created again
+        continue;
+      }
+      state = snap.state;
+      revision = snap.revision;
+      events = events.slice(1);
+    } else {
+      state = evolver.initialState();
+    }
+    for (const e of events) {
+      state = evolver.evolve(state, { type: e.type, data: e.data } as E);
+      revision = e.revision;
+    }
+    if (policy && snapshots && events.length >= policy.every && revision !== 'no_stream') {
+      snapshots.saveSoon(streamId, policy, revision, events[events.length - 1].id, state);
+    }
+    out.set(streamId, { state, revision });
+  }
+  return out;
 };

@@ -32,10 +32,10 @@ export class LedgerContext {
   }
 
   /** Read-your-writes: wait until every projection of this service has applied `position`. */
-  async settle(position: Position | null | undefined): Promise<void> {
+  async settle(position: Position | null | undefined, timeoutMs?: number): Promise<void> {
     if (!position) return;
     (this.store as { poke?: () => void }).poke?.();
-    await Promise.all(this.runners.map((r) => r.waitFor(position)));
+    await Promise.all(this.runners.map((r) => r.waitFor(position, timeoutMs)));
   }
 }
 

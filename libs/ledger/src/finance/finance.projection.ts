@@ -37,9 +37,10 @@ export class FinanceProjection implements Projection {
     this.fold = fold ?? new MemberFold(store);
   }
 
-  beforeBatch(): void {
+  async beforeBatch(_tx: PoolClient, events: readonly RecordedEvent[]): Promise<void> {
     this.movements = [];
     this.entries.clear();
+    await this.fold.warm(events);
   }
 
   async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {

@@ -22,7 +22,7 @@ export const batchIdFor = (tenant: string, key: string): string => {
 };
 
 /** Entries imported side by side: their appends share group commits, so more in flight means fewer transactions. */
-const IMPORT_CONCURRENCY = 64;
+const IMPORT_CONCURRENCY = 256;
 
 /** Runs `fn` over the items with at most `limit` at a time; the first failure is thrown once all have stopped. */
 const inParallel = async <T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
@@ -176,7 +176,7 @@ export class MigrationsService {
   /** Reverses every entry of the batch that is not reversed yet (a `reverse` entry each); a second call reverses nothing more. */
   async reverse(batchId: string): Promise<MigrationReversal> {
     // the batch's entries are read from a read model: include an import that just finished
-    await this.ctx.catchUp();
+    await this.ctx.catchUp(10_000);
     const { rows } = await this.ctx.pool.query<{ tenant: string; member_id: string; entry_id: string }>(
       'select tenant, member_id, entry_id from ledger.migration_entries where batch_id = $1 order by created_at, entry_id', [batchId]);
     if (!rows.length) throw notFound('migration batch');

@@ -23,7 +23,10 @@ export class MembersProjection implements Projection {
   /** the newest state of each member this batch touched (one row write per member per batch) */
   private staged = new Map<string, { tenant: string; memberId: string; state: MemberAggregate; revision: bigint }>();
 
-  beforeBatch(): void { this.staged.clear(); }
+  async beforeBatch(_tx: PoolClient, events: readonly RecordedEvent[]): Promise<void> {
+    this.staged.clear();
+    await this.fold.warm(events);
+  }
 
   async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStream(event.streamId);

@@ -58,7 +58,10 @@ export class DueItemsProjection implements Projection {
   /** the due set of each member whose set changed in this batch, written by afterBatch */
   private staged = new Map<string, { tenant: string; memberId: string; items: DueItem[] }>();
 
-  beforeBatch(): void { this.staged.clear(); }
+  async beforeBatch(_tx: PoolClient, events: readonly RecordedEvent[]): Promise<void> {
+    this.staged.clear();
+    await this.fold.warm(events);
+  }
 
   async apply(_tx: PoolClient, event: RecordedEvent): Promise<void> {
     const ids = parseMemberStream(event.streamId);

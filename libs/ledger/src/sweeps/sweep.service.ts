@@ -20,8 +20,11 @@ const LOCK_SPACE = 7412101;
 const inactivityDays = (expiry: { policy: string; days?: number | null } | undefined): number | null =>
   expiry?.policy === 'inactivity' && typeof expiry.days === 'number' && Number.isSafeInteger(expiry.days) && expiry.days >= 0 ? expiry.days : null;
 
+/** How long a test-clock sweep waits for the read models to show its effects before it answers. */
+const SETTLE_MS = 120_000;
+
 /** Members of one page of the sweep decided at once. */
-const SWEEP_CONCURRENCY = 32;
+const SWEEP_CONCURRENCY = 128;
 
 /** Runs `fn` over the items, at most `limit` at a time (fn handles its own failures). */
 const eachConcurrently = async <T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
@@ -81,10 +84,12 @@ export class SweepService {
            and ((kind not in ('inactive', 'anonymise') and due_at <= $2::timestamptz)
              or (kind = 'inactive' and $3::int is not null and due_at <= $2::timestamptz - make_interval(days => $3::int))
              or (kind = 'anonymise' and due_at <= $2::timestamptz - make_interval(days => $5::int)))
-         group by member_id order by member_id limit 200`,
+         group by member_id order by member_id limit 500`,
         [tenant, now, days, after, grace]);
       if (!rows.length) break;
       after = rows[rows.length - 1].member_id;
+      // the page's members not in the state cache are read together, not one by one
+      await this.ctx.handler.warm(rows.map((r) => memberStream(tenant, r.member_id)), memberEvolver).catch(() => undefined);
       // members are independent streams: decided side by side, their appends share group commits
       await eachConcurrently(rows, SWEEP_CONCURRENCY, async ({ member_id }) => {
         try {
@@ -102,7 +107,8 @@ export class SweepService {
       });
     }
     // read-your-writes for the caller (the test clock): reads after this reply see the sweep
-    if (settle) await this.ctx.settle(last);
+    // (a sweep of many members leaves the read models a large batch to apply: give them time)
+    if (settle) await this.ctx.settle(last, SETTLE_MS);
     return report;
   }
 

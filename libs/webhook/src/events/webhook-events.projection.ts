@@ -1,6 +1,6 @@
 import { PoolClient } from 'pg';
 import type { Balances } from '@loyalty/contracts';
-import { EventStore, Projection, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream } from '@loyalty/event-store';
+import { EventStore, Projection, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream, foldStreams } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, balancesOf, liveLots, memberEvolver } from '@loyalty/domain-member';
 import { parseTenantKey } from '@loyalty/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
@@ -79,9 +79,30 @@ export class WebhookEventsProjection implements Projection {
    */
   private lotChanges = new Map<string, { tenant: string; memberId: string; full: boolean; lots: Map<string, { remaining_cents: number; expires_at: string } | null> }>();
 
-  beforeBatch(): void {
+  /** this batch's events by `stream|revision`, and the newest commit in it (see lastOfAppend) */
+  private batchEvents = new Map<string, RecordedEvent>();
+  private batchLastCommit: bigint | null = null;
+
+  /** Clears the batch's memos and folds the batch's cold members together (two round trips, not two per member). */
+  async beforeBatch(_tx: PoolClient, events: readonly RecordedEvent[]): Promise<void> {
     this.batchSubscribers.clear();
     this.lotChanges.clear();
+    this.batchEvents.clear();
+    this.batchLastCommit = events.length ? events[events.length - 1].position.commit : null;
+    const first = new Map<string, bigint>();
+    for (const e of events) {
+      this.batchEvents.set(`${e.streamId}|${e.revision}`, e);
+      if (!e.streamId.startsWith('member-') || first.has(e.streamId)) continue;
+      first.set(e.streamId, e.revision); // a stream's events come in revision order
+    }
+    const cold = [...first].filter(([id, rev]) => this.cache.peek(id)?.revision !== rev - 1n).map(([streamId, rev]) => ({ streamId, upTo: rev - 1n }));
+    if (!cold.length) return;
+    const folded = await foldStreams<MemberAggregate, MemberEvent>(this.store, this.snapshots, cold, memberEvolver);
+    for (const { streamId, upTo } of cold) {
+      const f = folded.get(streamId);
+      // cold: the append this event belongs to counts from here (at worst one extra balance notice after a restart)
+      if (f) this.cache.set(streamId, { revision: upTo, state: f.state, appendCommit: null, appendStart: null, watched: true });
+    }
   }
 
   async afterBatch(tx: PoolClient): Promise<void> {
@@ -224,6 +245,11 @@ export class WebhookEventsProjection implements Projection {
 
   /** Whether the next event of the stream belongs to another append (or there is none yet). */
   private async lastOfAppend(event: RecordedEvent): Promise<boolean> {
+    // An append's events share one commit and are contiguous in the global order: when the batch
+    // goes on past this event's commit, the whole append is in the batch and needs no read.
+    const inBatch = this.batchEvents.get(`${event.streamId}|${event.revision + 1n}`);
+    if (inBatch) return inBatch.position.commit !== event.position.commit;
+    if (this.batchLastCommit !== null && this.batchLastCommit > event.position.commit) return true;
     const next = await this.store.readStream(event.streamId, event.revision + 1n, 1);
     return !next.length || next[0].position.commit !== event.position.commit;
   }
