@@ -123,7 +123,9 @@ export interface StatusCounts { queued: number; running: number; completed: numb
 export const statusCounts = async (db: Client | null, tenant: string): Promise<StatusCounts | null> => {
   if (!db) return null;
   const { rows } = await db.query<{ status: keyof StatusCounts; n: number }>(
-    'select status, count(*)::int as n from ingest.events where tenant = $1 group by status', [tenant]);
+    // a claimed event is a queued row under a lease: counted as running, as the API shows it
+    `select case when status in ('queued', 'running') and locked_until is not null then 'running' else status end as status, count(*)::int as n
+       from ingest.events where tenant = $1 group by 1`, [tenant]);
   const c: StatusCounts = { queued: 0, running: 0, completed: 0, failed: 0 };
   for (const r of rows) c[r.status] = r.n;
   return c;

@@ -123,8 +123,8 @@ describe('operating the distributed topology', () => {
         'loyalty-gateway ingest.events.submit send',
         'loyalty-ingest ingest.events.submit process',
         'loyalty-ingest ingest.event process',
-        'loyalty-ingest ledger.event.process send',
-        'loyalty-ledger ledger.event.process process',
+        'loyalty-ingest ledger.events.process send',
+        'loyalty-ledger ledger.events.process process',
       ]));
       // the ledger's queries are in the trace, and every consumer span is the child of a span of the same trace
       expect(mine.some((s) => s.service === 'loyalty-ledger' && (typeof s.attributes['db.system'] === 'string' || typeof s.attributes['db.system.name'] === 'string'))).toBe(true);
@@ -152,7 +152,7 @@ describe('operating the distributed topology', () => {
     const ledgerLines = dist.log('ledger').split('\n').filter((l) => l.includes(requestId)).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(ledgerLines.length).toBeGreaterThan(0);
     expect(ledgerLines.every((l) => l.request_id === requestId && l.service === 'ledger')).toBe(true);
-    expect(ledgerLines.some((l) => String(l.msg).startsWith('handling ledger.event.process'))).toBe(true);
+    expect(ledgerLines.some((l) => String(l.msg).startsWith('handling ledger.events.process'))).toBe(true);
     for (const name of APPS) {
       // run.sh's own marker lines (=== … starting) are not the process's output
       const lines = dist.log(name).split('\n').filter((l) => l && !l.startsWith('=== '));
@@ -172,7 +172,7 @@ describe('operating the distributed topology', () => {
       expect(sample(ingest, 'loyalty_ingest_events_total', { mode: 'live', outcome: 'completed' })).toBeGreaterThanOrEqual(1);
       expect(sample(ingest, 'loyalty_ingest_queue_depth', { mode: 'live', status: 'queued' })).toBe(0);
       expect(sample(ingest, 'loyalty_kafka_consumer_lag', { group: 'loyalty-ingest', topic: 'ingest.events.submit' })).toBe(0);
-      expect(sample(ingest, 'loyalty_bus_request_duration_seconds_count', { pattern: 'ledger.event.process', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+      expect(sample(ingest, 'loyalty_bus_request_duration_seconds_count', { pattern: 'ledger.events.process', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
       const ledger = await scrape('ledger');
       expect(sample(ledger, 'loyalty_points_total', { kind: 'issued', mode: 'live' })).toBeGreaterThanOrEqual(1000);
       expect(sample(ledger, 'loyalty_projection_lag_events')).toBe(0);

@@ -135,6 +135,19 @@ export interface ProcessEventReply {
   ledger_entry_ids: string[];
 }
 
+/**
+ * A batch of queued events (`ledger.events.process`), at most one event of an order (the queue
+ * claims only the oldest unfinished event of each order), in receipt order.
+ */
+export interface ProcessEventsRequest {
+  events: ProcessEventRequest[];
+}
+/** One outcome per event, in the request's order; `retry`: an infrastructure fault hit this event alone, send it again later. */
+export type ProcessEventOutcome = ProcessEventReply | { status: 'retry'; error: string; ledger_entry_ids: [] };
+export interface ProcessEventsReply {
+  results: ProcessEventOutcome[];
+}
+
 /** Erasure of a member reaches the events they sent: the identifiers they were known by (normalised). */
 export interface EraseCustomerRequest extends TenantScoped {
   email: string | null;

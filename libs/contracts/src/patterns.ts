@@ -18,6 +18,8 @@ export const PATTERNS = {
     approveEntry: 'ledger.entry.approve',
     rejectEntry: 'ledger.entry.reject',
     processEvent: 'ledger.event.process',
+    /** many queued events in one message (ProcessEventsRequest → ProcessEventsReply): decided together, one outcome each */
+    processEvents: 'ledger.events.process',
     migrate: 'ledger.migration.import',
     reverseMigration: 'ledger.migration.reverse',
     sweep: 'ledger.sweep',

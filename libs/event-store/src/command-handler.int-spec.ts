@@ -163,6 +163,72 @@ describe('CommandHandler (PostgreSQL)', () => {
     expect(decisions).toBe(3);
     expect((await store.readStream(s)).every((e) => (e.data as { command: string }).command === 'other')).toBe(true);
   });
+
+  describe('handleFolding (a batch of steps folded in place as they are decided)', () => {
+    /** An evolver that mutates its state, as the member aggregate's does. */
+    const mutable: Evolver<Balance, Ev> = {
+      initialState: () => ({ points: 0, commands: [] }),
+      evolve: (st, e) => {
+        st.points += e.type === 'PointsEarned' ? e.data.points : -e.data.points;
+        st.commands.push(e.data.command);
+        return st;
+      },
+    };
+    /** Redeems each amount the balance allows at that step, folding each step before deciding the next. */
+    const steps = (amounts: number[], tag: string) => (st: Balance): Decision<Ev, string[]> => {
+      const events: Ev[] = [];
+      const results: string[] = [];
+      amounts.forEach((points, i) => {
+        if (st.points < points) return void results.push('insufficient');
+        const e: Ev = { type: 'PointsRedeemed', data: { points, command: `${tag}-${i}` } };
+        mutable.evolve(st, e);
+        events.push(e);
+        results.push('redeemed');
+      });
+      return { events, result: results };
+    };
+
+    it('each step sees the steps before it; one append; the folded state is what a fresh fold finds', async () => {
+      const handler = new CommandHandler(store);
+      const s = `member-${randomUUID()}`;
+      await handler.handle(s, mutable, earn(100, 'seed'));
+      const out = await handler.handleFolding(s, mutable, steps([60, 60, 30], 'b'));
+      expect(out.result).toEqual(['redeemed', 'insufficient', 'redeemed']);
+      expect(out).toMatchObject({ revision: 2n, state: { points: 10, commands: ['seed', 'b-0', 'b-2'] } });
+      expect(await new CommandHandler(store).load(s, mutable)).toEqual({ state: { points: 10, commands: ['seed', 'b-0', 'b-2'] }, revision: 2n });
+      expect(await handler.load(s, mutable)).toEqual({ state: { points: 10, commands: ['seed', 'b-0', 'b-2'] }, revision: 2n });
+    });
+
+    it('another process appending first: the steps are decided again on the stream as it is, nothing unwritten stays cached', async () => {
+      const handler = new CommandHandler(store);
+      const other = new CommandHandler(store);
+      const s = `member-${randomUUID()}`;
+      await handler.handle(s, mutable, earn(100, 'seed'));
+      let calls = 0;
+      const out = await handler.handleFolding(s, mutable, async (st, rev) => {
+        calls += 1;
+        // the first time, another process redeems 50 between our read and our append
+        if (calls === 1) await other.handle(s, mutable, redeem(50, 'elsewhere'));
+        return steps([40, 40], `try${calls}`)(st);
+      });
+      expect(calls).toBe(2);
+      expect(out.result).toEqual(['redeemed', 'insufficient']);
+      expect(out.state).toEqual({ points: 10, commands: ['seed', 'elsewhere', 'try2-0'] });
+      expect(await handler.load(s, mutable)).toEqual(await new CommandHandler(store).load(s, mutable));
+    });
+
+    it('a step failing after others were folded: nothing is appended and the cached state is dropped', async () => {
+      const handler = new CommandHandler(store);
+      const s = `member-${randomUUID()}`;
+      await handler.handle(s, mutable, earn(100, 'seed'));
+      await expect(handler.handleFolding(s, mutable, (st) => {
+        steps([30], 'half')(st);
+        throw new Error('fault in the middle of a batch');
+      })).rejects.toThrow('fault in the middle');
+      expect(await handler.load(s, mutable)).toEqual({ state: { points: 100, commands: ['seed'] }, revision: 0n });
+    });
+  });
+
   it('warm() reads many cold streams in one read; their commands then decide without reading, and a stale warm state still conflicts and retries', async () => {
     const streams = [`w-${randomUUID()}`, `w-${randomUUID()}`, `w-${randomUUID()}`];
     const writer = new CommandHandler(store);

@@ -130,6 +130,55 @@ export class CommandHandler {
   }
 
   /**
+   * A command that folds its own events as it decides (a batch of steps, each deciding on the state
+   * the previous ones left): `decide` receives the stream's current state (cached state plus the
+   * stream's tail, never an unverified cache) and may evolve it in place with the events it returns.
+   * The handler appends them with the expected revision and keeps the evolved state; on any failure
+   * (a refused append, a conflict, an error while deciding) the cached state is dropped, since it
+   * may hold events that were never written, and a conflict is decided again on a fresh fold.
+   */
+  async handleFolding<S, E extends { type: string; data: unknown }, R>(
+    streamId: string,
+    evolver: Evolver<S, E>,
+    decide: (state: S, revision: bigint | 'no_stream') => Decision<E, R> | Promise<Decision<E, R>>,
+  ): Promise<HandledCommand<S, R>> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.mutex.run(streamId, async () => {
+          const { state, revision } = await this.loadUnlocked(streamId, evolver);
+          let decision: Decision<E, R>;
+          let append: AppendResult | null = null;
+          try {
+            decision = await decide(state, revision);
+            if (decision.events.length === 0) return { result: decision.result, state, revision, append: null };
+            const toAppend = decision.events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: e.metadata }));
+            append = await this.store.append(streamId, toAppend, revision);
+            const expectedNext = (revision === 'no_stream' ? -1n : revision) + BigInt(decision.events.length);
+            if (append.nextRevision === expectedNext) {
+              this.remember(streamId, evolver, state, append.nextRevision);
+              this.snapshotIfDue(streamId, evolver, state, revision, append.nextRevision, toAppend[toAppend.length - 1].id);
+              return { result: decision.result, state, revision: append.nextRevision, append };
+            }
+          } catch (e) {
+            this.cache.delete(streamId);
+            throw e;
+          }
+          // an idempotent replay: the store already had these events; read the stream as it is
+          this.cache.delete(streamId);
+          const fresh = await this.loadUnlocked(streamId, evolver, false);
+          return { result: decision.result, state: fresh.state, revision: fresh.revision, append };
+        });
+      } catch (e) {
+        if (e instanceof WrongExpectedRevisionError && attempt < this.maxRetries) {
+          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(200, 4 * 2 ** attempt))));
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /**
    * The state this process last saw of a stream, without reading the store (possibly behind it):
    * only for facts that never change back once true (e.g. a member exists).
    */

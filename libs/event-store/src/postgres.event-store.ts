@@ -397,12 +397,16 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * The newest unfiltered page read by any subscriber of this store: a complete, gap-free run of the
-   * global order after `from` (readAll returns everything visible after its start, in order), so the
-   * other subscribers of the process at the same place are served from memory instead of each
-   * reading the same rows again.
+   * The newest unfiltered events read by any subscriber of this store: a complete, gap-free run of
+   * the global order after `from` (readAll returns everything visible after its start, in order;
+   * a page read from where the run ends extends it), at most RECENT_EVENTS long, so the other
+   * subscribers of the process anywhere inside it are served from memory instead of each reading
+   * the same rows again (measured before the run was kept: every event read about three times).
    */
   private recent: { from: Position; events: RecordedEvent[] } | null = null;
+  private static readonly RECENT_EVENTS = 5_000;
+  /** Unfiltered reads under way, by start position: a subscriber at the same place waits for that read instead of issuing its own. */
+  private readonly reading = new Map<string, { maxCount: number; page: Promise<{ events: RecordedEvent[]; held: boolean }> }>();
 
   async readAll(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<RecordedEvent[]> {
     return (await this.readPage(after, maxCount, filter)).events;
@@ -422,6 +426,26 @@ export class PostgresEventStore implements EventStore {
         if (i >= 0 && i < page.events.length) return { events: page.events.slice(i, i + maxCount), held: false };
       }
     }
+    if (unfiltered) {
+      const key = `${after.commit}:${after.prepare}`;
+      const under = this.reading.get(key);
+      if (under && under.maxCount >= maxCount) {
+        const page = await under.page;
+        return { events: page.events.slice(0, maxCount), held: page.held };
+      }
+      const page = this.queryPage(after, maxCount, filter);
+      this.reading.set(key, { maxCount, page });
+      try {
+        return await page;
+      } finally {
+        if (this.reading.get(key)?.page === page) this.reading.delete(key);
+      }
+    }
+    return this.queryPage(after, maxCount, filter);
+  }
+
+  private async queryPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<{ events: RecordedEvent[]; held: boolean }> {
+    const unfiltered = !filter?.streamPrefixes?.length && !filter?.eventTypes?.length;
     // One query answers both: rows are in transaction-id order, so the visible ones (below the
     // watermark) come first; a first row that is not visible means events are held above it.
     const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
@@ -435,8 +459,26 @@ export class PostgresEventStore implements EventStore {
       if (!r.visible) break;
       events.push(toRecorded(r));
     }
-    if (unfiltered && events.length) this.recent = { from: after, events };
+    if (unfiltered && events.length) this.rememberPage(after, events);
     return { events, held: events.length === 0 && rows.length > 0 };
+  }
+
+  /** Extends the run of recent events with a page read from where it ends; a newer page starts a new run; an older one leaves it. */
+  private rememberPage(after: Position, events: RecordedEvent[]): void {
+    const run = this.recent;
+    const end = run && run.events.length ? run.events[run.events.length - 1].position : null;
+    if (run && end && comparePositions(after, end) === 0) {
+      let merged = run.events.concat(events);
+      let from = run.from;
+      const cut = merged.length - PostgresEventStore.RECENT_EVENTS;
+      if (cut > 0) {
+        from = merged[cut - 1].position;
+        merged = merged.slice(cut);
+      }
+      this.recent = { from, events: merged };
+    } else if (!end || comparePositions(after, end) > 0) {
+      this.recent = { from: after, events };
+    }
   }
 
   /**

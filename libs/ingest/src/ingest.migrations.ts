@@ -58,7 +58,56 @@ export class IngestTrace002_1764100015000 extends SqlMigration {
     `;
 }
 
+/**
+ * Throughput (issue 7): a claim no longer rewrites the row's indexes, and walks the queue in order. A running event is a queued
+ * row under a lease (attempts, locked_until: no index covers them), so claiming is a HOT update;
+ * the index on leases goes (lease recovery reads the open rows through events_queued), and pages
+ * keep a fifth free so the claim's new row version fits beside the old one.
+ */
+export class IngestLeases003_1764200000000 extends SqlMigration {
+  readonly name = 'IngestLeases003_1764200000000';
+  protected readonly upSql = `
+      drop index if exists ingest.events_leases;
+      alter table ingest.events set (fillfactor = 80);
+      -- The claim: up to p_n queued events whose backoff has passed and that are the oldest open
+      -- event of their partition, in receipt order, leased for p_lease_ms. It walks events_queued in
+      -- seq order and stops at p_n: bitmap scans and sorts are off for this statement, since on a
+      -- queue that grew since its last ANALYZE the planner would otherwise test every queued row
+      -- and sort them (measured: 40-60 ms per claim at 10,000 queued, and claims are frequent).
+      create or replace function ingest.claim_events(p_n int, p_lease_ms float8)
+      returns table (tenant text, id text, seq bigint, type text, payload jsonb, received_at timestamptz, attempts int, partition_key text, trace jsonb)
+      language sql
+      set enable_bitmapscan = off
+      set enable_sort = off
+      as $fn$
+        with next as (
+          select e.tenant, e.id from ingest.events e
+          where e.status = 'queued' and e.locked_until is null and e.available_at <= now()
+            and e.seq = (
+              select o.seq from ingest.events o
+              where o.tenant = e.tenant and o.partition_key = e.partition_key and o.status in ('queued', 'running')
+              order by o.seq limit 1)
+          order by e.seq
+          limit p_n
+          for update of e skip locked
+        )
+        update ingest.events e
+           set attempts = e.attempts + 1, locked_until = now() + make_interval(secs => p_lease_ms / 1000)
+          from next
+         where e.tenant = next.tenant and e.id = next.id
+        returning e.tenant, e.id, e.seq, e.type, e.payload, e.received_at, e.attempts, e.partition_key, e.trace
+      $fn$;
+    `;
+  protected readonly downSql = `
+      drop function if exists ingest.claim_events(int, float8);
+      alter table ingest.events reset (fillfactor);
+      update ingest.events set status = 'running' where status = 'queued' and locked_until is not null;
+      create index if not exists events_leases on ingest.events (locked_until) where status = 'running';
+    `;
+}
+
 export const INGEST_MIGRATIONS: MigrationClass[] = [
   Ingest001_1764000015000,
   IngestTrace002_1764100015000,
+  IngestLeases003_1764200000000,
 ];

@@ -10,13 +10,24 @@ import { EventQueueRepository } from './queue/event-queue.repository';
 import { ReadEventsService } from './read-events/read-events.service';
 import { SubmitEventsService } from './submit-events/submit-events.service';
 
-/** LOYALTY_INGEST_CONCURRENCY: events a worker processes at once (never two of one order). */
+/**
+ * LOYALTY_INGEST_CONCURRENCY: events a worker has in flight at once (never two of one order);
+ * LOYALTY_INGEST_BATCH: events per message to the ledger (`ledger.events.process`).
+ */
 const workerOptionsFromEnv = (): Partial<IngestWorkerOptions> => {
-  const raw = process.env.LOYALTY_INGEST_CONCURRENCY;
-  if (raw === undefined || raw === '') return {};
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1 || n > 1000) throw new Error(`LOYALTY_INGEST_CONCURRENCY must be an integer 1..1000, got ${raw}`);
-  return { concurrency: n };
+  const out: Partial<IngestWorkerOptions> = {};
+  const int = (name: string): number | undefined => {
+    const raw = process.env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 1 || n > 1000) throw new Error(`${name} must be an integer 1..1000, got ${raw}`);
+    return n;
+  };
+  const concurrency = int('LOYALTY_INGEST_CONCURRENCY');
+  const batchSize = int('LOYALTY_INGEST_BATCH');
+  if (concurrency !== undefined) out.concurrency = concurrency;
+  if (batchSize !== undefined) out.batchSize = batchSize;
+  return out;
 };
 
 /**

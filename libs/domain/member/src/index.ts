@@ -8,3 +8,4 @@ export * from './member.earning';
 export * from './member.views';
 export * from './member.limits';
 export * from './member.snapshot';
+export * from './member.order-batch';

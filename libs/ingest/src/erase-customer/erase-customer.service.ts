@@ -41,10 +41,11 @@ export class EraseCustomerService {
       `update ingest.events e set
           payload = e.payload - $5::text[],
           idempotency_key = u.key,
-          error = case when e.status = 'queued' then 'customer erased before the event was processed' else u.error end,
-          status = case when e.status = 'queued' then 'failed' else e.status end,
-          processed_at = case when e.status = 'queued' then now() else e.processed_at end,
-          partition_key = case when e.status = 'running' then e.partition_key else 'erased:' || e.id end
+          error = case when e.status = 'queued' and e.locked_until is null then 'customer erased before the event was processed' else u.error end,
+          status = case when e.status = 'queued' and e.locked_until is null then 'failed' else e.status end,
+          processed_at = case when e.status = 'queued' and e.locked_until is null then now() else e.processed_at end,
+          -- a running (leased) event keeps its partition until it finishes
+          partition_key = case when e.status in ('queued', 'running') and e.locked_until is not null then e.partition_key else 'erased:' || e.id end
         from unnest($2::text[], $3::text[], $4::text[]) as u(id, key, error)
         where e.tenant = $1 and e.id = u.id`,
       [req.tenant, rows.map((r) => r.id), keys, errors, PII_FIELDS]);

@@ -2,7 +2,7 @@ import { Controller, INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
-import type { InboundEvent, ProcessEventReply, ProcessEventRequest } from '@loyalty/contracts';
+import type { InboundEvent, ProcessEventOutcome, ProcessEventReply, ProcessEventRequest, ProcessEventsRequest } from '@loyalty/contracts';
 import { InProcessBus, InProcessServer, reply } from '@loyalty/messaging';
 import { problem } from '@loyalty/platform';
 import { createTestDatabase, eventually, gate, Gate, sleep, TestDatabase } from '@loyalty/testing';
@@ -10,6 +10,7 @@ import { INGEST_MIGRATIONS } from '../ingest.migrations';
 import { EventQueueRepository } from '../queue/event-queue.repository';
 import { SubmitEventsService } from '../submit-events/submit-events.service';
 import { IngestWorker, IngestWorkerOptions } from './ingest.worker';
+import { errorMessage, isRetryable } from './retry.policy';
 
 /** What the test ledger does with one event id: its replies, in order of the calls (the last repeats). */
 type Script = (() => Promise<ProcessEventReply> | ProcessEventReply)[];
@@ -17,6 +18,10 @@ type Script = (() => Promise<ProcessEventReply> | ProcessEventReply)[];
 /** A stand-in for the ledger's `ledger.event.process` handler: records calls, answers from scripts. */
 class TestLedger {
   calls: ProcessEventRequest[] = [];
+  /** the event ids of each batch message, in arrival order */
+  batches: string[][] = [];
+  /** messages still to fault as a whole (unavailable) */
+  failMessages = 0;
   scripts = new Map<string, Script>();
   /** Per partition: how many calls run now, and the most that ever ran at once. */
   private active = new Map<string, number>();
@@ -54,6 +59,25 @@ const ledger = new TestLedger();
 class TestLedgerMessages {
   @MessagePattern(PATTERNS.ledger.processEvent)
   process(@Payload() req: ProcessEventRequest) { return reply(() => ledger.handle(req)); }
+
+  /**
+   * The batch the worker sends, answered as the ledger does: one outcome per event (a domain
+   * problem fails that event, any other fault is that event's `retry`); `failMessages` faults whole messages.
+   */
+  @MessagePattern(PATTERNS.ledger.processEvents)
+  processMany(@Payload() req: ProcessEventsRequest) {
+    ledger.batches.push(req.events.map((e) => e.event_id));
+    return reply(async () => {
+      if (ledger.failMessages > 0) {
+        ledger.failMessages -= 1;
+        throw problem('unavailable', 'the whole message was lost');
+      }
+      return {
+        results: await Promise.all(req.events.map((e) => ledger.handle(e).catch((err: unknown): ProcessEventOutcome =>
+          (isRetryable(err) ? { status: 'retry', error: errorMessage(err), ledger_entry_ids: [] } : { status: 'failed', error: errorMessage(err), ledger_entry_ids: [] })))),
+      };
+    });
+  }
 }
 
 @Module({ controllers: [TestLedgerMessages] })
@@ -75,7 +99,11 @@ describe('the ingest worker (PostgreSQL queue, in-process bus, test ledger)', ()
   };
   const submitter = (worker?: IngestWorker) =>
     new SubmitEventsService(repo, { backlogLimit: 20_000, now: async () => new Date(), onQueued: () => worker?.wake() });
-  const row = async (id: string) => (await db.pool.query('select * from ingest.events where id = $1', [id])).rows[0];
+  /** The stored row, with the status readers see (a leased row is running). */
+  const row = async (id: string) => {
+    const raw = (await db.pool.query('select * from ingest.events where id = $1', [id])).rows[0];
+    return raw && { ...raw, status: (await repo.get(raw.tenant, id))!.status };
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase('ingest_worker', { migrations: INGEST_MIGRATIONS, poolMax: 30 });
@@ -89,6 +117,7 @@ describe('the ingest worker (PostgreSQL queue, in-process bus, test ledger)', ()
     await Promise.all(workers.splice(0).map((w) => w.stop(1_000)));
     ledger.scripts.clear();
     ledger.delayMs = () => 0;
+    ledger.failMessages = 0;
   });
   afterAll(async () => {
     await app?.close();
@@ -166,6 +195,28 @@ describe('the ingest worker (PostgreSQL queue, in-process bus, test ledger)', ()
     // the second event of the order went only after the first had completed
     const order = ledger.calls.filter((c) => c.tenant === 'P-retry').map((c) => c.event_id);
     expect(order).toEqual([results[0].id, results[0].id, results[0].id, results[1].id]);
+  });
+
+  it('sends claimed events many to a message; a fault of the whole message retries each of its events', async () => {
+    const tenant = 'P-batch';
+    const s = submitter();
+    const events = Array.from({ length: 40 }, (_, i) => ({ event: paid(`B-${i}`, { email: `c${i % 5}@example.com` }) }));
+    const { results } = await s.submit(tenant, events);
+    ledger.failMessages = 1;
+    const first = ledger.batches.length;
+    const worker = newWorker({ concurrency: 64, batchSize: 16, busKeys: 4 });
+    worker.start();
+    await eventually(async () => {
+      const { rows } = await db.pool.query(`select count(*)::int as n from ingest.events where tenant = $1 and status = 'completed'`, [tenant]);
+      expect(rows[0].n).toBe(40);
+    }, { timeoutMs: 10_000 });
+    const batches = ledger.batches.slice(first);
+    expect(batches.every((b) => b.length <= 16)).toBe(true);
+    expect(batches.length).toBeLessThan(40); // many to a message
+    // the lost message's events were each retried once: attempts 2 for them, 1 for the rest
+    const lost = new Set(batches[0]);
+    expect(lost.size).toBeGreaterThan(0);
+    for (const r of results) expect((await row(r.id)).attempts).toBe(lost.has(r.id) ? 2 : 1);
   });
 
   it('fails an event once its attempts are used up; a domain problem fails it at once', async () => {

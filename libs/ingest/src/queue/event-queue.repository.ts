@@ -39,6 +39,18 @@ export type ClaimedEvent = Pick<EventRow, 'tenant' | 'id' | 'seq' | 'type' | 'pa
 export interface ListFilter { status?: string; order_ref?: string; type?: string; beforeSeq?: string | null; limit: number }
 
 const DEADLOCK = '40P01';
+
+/**
+ * A claimed event keeps its row's `status` ('queued') and only takes a lease (attempts,
+ * locked_until): neither column is indexed, so the claim is a HOT update that writes no index entry
+ * (decisions: the ingest queue). What readers see as `running` is a queued row under a lease; a row
+ * written as 'running' (before this change, or by hand) counts as leased too.
+ */
+const LEASED = `(status in ('queued', 'running') and locked_until is not null)`;
+/** The row as readers see it: a leased row is `running`. */
+const COLUMNS = `seq, tenant, id, idempotency_key, type, order_ref, partition_key, payload,
+  case when ${LEASED} then 'running' else status end as status,
+  error, ledger_entry_ids, attempts, received_at, processed_at`;
 const RETENTION = "interval '30 days'";
 
 type Outcome = { status: 'completed' | 'failed'; error: string | null; ledger_entry_ids: string[] };
@@ -56,7 +68,7 @@ export class EventQueueRepository {
   async findByKeys(tenant: string, keys: string[]): Promise<EventRow[]> {
     if (keys.length === 0) return [];
     const { rows } = await this.pool.query<EventRow>(
-      'select * from ingest.events where tenant = $1 and idempotency_key = any($2::text[]) and not key_retired', [tenant, keys]);
+      `select ${COLUMNS} from ingest.events where tenant = $1 and idempotency_key = any($2::text[]) and not key_retired`, [tenant, keys]);
     return rows;
   }
 
@@ -85,7 +97,7 @@ export class EventQueueRepository {
            from jsonb_array_elements($2::jsonb) with ordinality as t(r, n)
            order by t.n
            on conflict (tenant, idempotency_key) where not key_retired do nothing
-           returning *`, [tenant, rows, receivedAt, trace && Object.keys(trace).length ? JSON.stringify(trace) : null]);
+           returning ${COLUMNS}`, [tenant, rows, receivedAt, trace && Object.keys(trace).length ? JSON.stringify(trace) : null]);
         return inserted.sort((a, b) => compareSeq(a.seq, b.seq));
       } catch (e) {
         // Two batches sharing keys in opposite orders can deadlock on the unique index; one retries.
@@ -98,7 +110,7 @@ export class EventQueueRepository {
   // ---------- reading ----------
 
   async get(tenant: string, id: string): Promise<EventRow | null> {
-    const { rows } = await this.pool.query<EventRow>('select * from ingest.events where tenant = $1 and id = $2', [tenant, id]);
+    const { rows } = await this.pool.query<EventRow>(`select ${COLUMNS} from ingest.events where tenant = $1 and id = $2`, [tenant, id]);
     return rows[0] ?? null;
   }
 
@@ -108,12 +120,14 @@ export class EventQueueRepository {
     let where = 'tenant = $1';
     const add = (sql: string, v: unknown) => { params.push(v); where += ` and ${sql} $${params.length}`; };
     if (f.beforeSeq) add('seq <', f.beforeSeq);
-    if (f.status) add('status =', f.status);
+    if (f.status === 'running') where += ` and ${LEASED}`;
+    else if (f.status === 'queued') where += ` and status = 'queued' and locked_until is null`;
+    else if (f.status) add('status =', f.status);
     if (f.order_ref) add('order_ref =', f.order_ref);
     if (f.type) add('type =', f.type);
     params.push(f.limit);
     const { rows } = await this.pool.query<EventRow>(
-      `select * from ingest.events where ${where} order by seq desc limit $${params.length}`, params);
+      `select ${COLUMNS} from ingest.events where ${where} order by seq desc limit $${params.length}`, params);
     return rows;
   }
 
@@ -132,22 +146,8 @@ export class EventQueueRepository {
    * the queue.
    */
   async claim(n: number, leaseMs: number): Promise<ClaimedEvent[]> {
-    const { rows } = await this.pool.query<ClaimedEvent>(
-      `with next as (
-         select e.tenant, e.id from ingest.events e
-         where e.status = 'queued' and e.available_at <= now()
-           and not exists (
-             select 1 from ingest.events o
-             where o.tenant = e.tenant and o.partition_key = e.partition_key and o.seq < e.seq and o.status in ('queued', 'running'))
-         order by e.seq
-         limit $1
-         for update of e skip locked
-       )
-       update ingest.events e
-          set status = 'running', attempts = e.attempts + 1, locked_until = now() + make_interval(secs => $2::float8 / 1000)
-         from next
-        where e.tenant = next.tenant and e.id = next.id
-       returning e.tenant, e.id, e.seq, e.type, e.payload, e.received_at, e.attempts, e.partition_key, e.trace`, [n, leaseMs]);
+    // ingest.claim_events (IngestLeases003): the oldest open event of each partition, in seq order, leased
+    const { rows } = await this.pool.query<ClaimedEvent>('select * from ingest.claim_events($1, $2)', [n, leaseMs]);
     return rows.sort((a, b) => compareSeq(a.seq, b.seq));
   }
 
@@ -164,7 +164,7 @@ export class EventQueueRepository {
               processed_at = u.processed_at, locked_until = null
          from unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[])
               with ordinality as u(tenant, id, attempts, status, error, ids, processed_at, n)
-        where e.tenant = u.tenant and e.id = u.id and e.attempts = u.attempts and e.status = 'running'
+        where e.tenant = u.tenant and e.id = u.id and e.attempts = u.attempts and e.status in ('queued', 'running') and e.locked_until is not null
         returning u.n::int as n`,
       [items.map((i) => i.e.tenant), items.map((i) => i.e.id), items.map((i) => i.e.attempts), items.map((i) => i.outcome.status),
         items.map((i) => i.outcome.error), items.map((i) => JSON.stringify(i.outcome.ledger_entry_ids)), items.map((i) => i.processedAt)]);
@@ -177,7 +177,7 @@ export class EventQueueRepository {
     const { rowCount } = await this.pool.query(
       `update ingest.events set status = 'queued', error = $4, locked_until = null,
               available_at = now() + make_interval(secs => $5::float8 / 1000)
-       where tenant = $1 and id = $2 and attempts = $3 and status = 'running'`,
+       where tenant = $1 and id = $2 and attempts = $3 and ${LEASED}`,
       [e.tenant, e.id, e.attempts, error, delayMs]);
     return (rowCount ?? 0) > 0;
   }
@@ -193,7 +193,7 @@ export class EventQueueRepository {
               error = case when attempts >= $1 then 'processing did not finish after ' || attempts || ' attempts (worker lost)' else error end,
               processed_at = case when attempts >= $1 then now() else processed_at end,
               available_at = now(), locked_until = null
-        where status = 'running' and locked_until < now()`, [maxAttempts]);
+        where status in ('queued', 'running') and locked_until < now()`, [maxAttempts]);
     return rowCount ?? 0;
   }
 
@@ -205,9 +205,9 @@ export class EventQueueRepository {
   async depthByMode(): Promise<{ mode: 'live' | 'test'; queued: number; running: number; oldest_queued_age_s: number }[]> {
     const { rows } = await this.pool.query<{ mode: 'live' | 'test'; queued: number; running: number; oldest_queued_age_s: number }>(
       `select case when tenant like '%\\_test' then 'test' else 'live' end as mode,
-              count(*) filter (where status = 'queued')::int as queued,
-              count(*) filter (where status = 'running')::int as running,
-              coalesce(extract(epoch from now() - min(queued_at) filter (where status = 'queued')), 0)::float8 as oldest_queued_age_s
+              count(*) filter (where not ${LEASED})::int as queued,
+              count(*) filter (where ${LEASED})::int as running,
+              coalesce(extract(epoch from now() - min(queued_at) filter (where not ${LEASED})), 0)::float8 as oldest_queued_age_s
          from ingest.events where status in ('queued', 'running') group by 1`);
     return rows;
   }

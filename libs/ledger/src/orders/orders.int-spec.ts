@@ -500,4 +500,98 @@ describe('order processing (PostgreSQL)', () => {
     const state = (await ctx.handler.load(memberStream(p.id, id), memberEvolver)).state;
     expect(state.available).toBe(100);
   });
+
+  describe('many events at once (ledger.events.process, the batch path of issue 7)', () => {
+    const TIERS: Partial<Tier>[] = [{ name: 'Gold', level: 1, threshold_type: 'spend', threshold_value: 30_000, earn_multiplier: 2 }];
+    const RULES: Partial<Rule>[] = [base({ timing: 'fulfilled' }), { id: 'now', name: 'Now 1 %', type: 'base', earn_rate_pct: 1, timing: 'paid' }];
+    const request = (tenant: string, event: Record<string, unknown>, eventId: string) =>
+      ({ tenant, event_id: eventId, received_at: new Date().toISOString(), event: event as unknown as InboundEvent });
+    /** What a member's ledger says, without ids and times (they differ between programmes). */
+    const shape = async (tenant: string, email: string) => {
+      await ctx.catchUp();
+      const id = await memberOf(tenant, email);
+      const m = await expectConsistent(tenant, id);
+      const entries = await ledger(tenant, id);
+      return {
+        balances: { available: m.balances.available_cents, pending: m.balances.pending_cents, lifetime: m.balances.lifetime_earned_cents },
+        tier: m.tier?.name ?? null,
+        entries: entries.map((e) => `${e.type}:${e.status}:${e.amount_cents}:${e.rule}:${e.order_ref}`).sort(),
+      };
+    };
+
+    it('decides exactly what the one-event path decides, event by event, for any sequence cut into any batches', async () => {
+      const kinds = ['order.placed', 'order.paid', 'order.fulfilled', 'order.refunded', 'order.cancelled'] as const;
+      const eventArb = fc.record({
+        kind: fc.constantFrom(...kinds), order: fc.integer({ min: 0, max: 5 }), customer: fc.integer({ min: 0, max: 2 }),
+        gross: fc.integer({ min: 1, max: 40 }), version: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+      });
+      let run = 0;
+      await fc.assert(fc.asyncProperty(fc.array(eventArb, { minLength: 1, maxLength: 16 }), fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 16, maxLength: 16 }), async (script, cuts) => {
+        run += 1;
+        const [one, many] = [await program({ rules: RULES, tiers: TIERS }), await program({ rules: RULES, tiers: TIERS })];
+        let refund = 0;
+        const events = script.map((x) => {
+          const e: Record<string, unknown> = { type: x.kind, order_ref: `P${run}-${x.order}`, email: `b${x.customer}@example.com`, aggregate_version: x.version };
+          if (x.kind === 'order.refunded') Object.assign(e, { refund_ref: `R-${refund++}`, refunded_cents: x.gross * 100 });
+          else if (x.kind !== 'order.cancelled') e.gross_cents = x.gross * 1_000;
+          return e;
+        });
+        const ids = events.map(() => newId('EV'));
+        const sequential: ProcessEventReply[] = [];
+        for (let i = 0; i < events.length; i++) sequential.push(await orders.process(request(one.id, events[i], ids[i])));
+        const batched: { status: string; error: string | null; entries: number }[] = [];
+        for (let i = 0, c = 0; i < events.length; c++) {
+          const n = cuts[c % cuts.length];
+          const replies = await orders.processBatch(events.slice(i, i + n).map((e, k) => request(many.id, e, ids[i + k])));
+          batched.push(...replies.map((r) => ({ status: r.status, error: r.error, entries: r.ledger_entry_ids.length })));
+          i += n;
+        }
+        const strip = (error: string | null) => error?.replace(new RegExp(`P${run}-`, 'g'), '') ?? null;
+        expect(batched.map((r) => [r.status, strip(r.error), r.entries])).toEqual(sequential.map((r) => [r.status, strip(r.error), r.ledger_entry_ids.length]));
+        await ctx.catchUp();
+        for (const email of new Set(events.map((e) => e.email as string))) {
+          // an order names its member once; a later event naming another customer still goes to it
+          const known = (await members.list(one.id, { email })).data.length > 0;
+          expect((await members.list(many.id, { email })).data.length > 0).toBe(known);
+          if (known) expect(await shape(many.id, email)).toEqual(await shape(one.id, email));
+        }
+      }), { numRuns: 20 });
+    }, 240_000);
+
+    it('a batch sent again (a redelivery after a crash) credits nothing twice and answers the same', async () => {
+      const p = await program({ tiers: TIERS });
+      const reqs = Array.from({ length: 12 }, (_, i) => request(p.id, { type: 'order.paid', order_ref: `RB-${i}`, gross_cents: 10_000, email: `rb${i % 3}@example.com` }, newId('EV')));
+      const first = await orders.processBatch(reqs);
+      expect(first.every((r) => r.status === 'completed' && r.ledger_entry_ids.length === 1)).toBe(true);
+      const before = await Promise.all([0, 1, 2].map((n) => shape(p.id, `rb${n}@example.com`)));
+      // the second and later orders of each member earned at Gold (2×) once the first three lifted it over 30,000
+      expect(before[0].tier).toBe('Gold');
+      const again = await orders.processBatch(reqs);
+      expect(again).toEqual(first);
+      const viaTheBus = await bus.request<{ results: ProcessEventReply[] }>(PATTERNS.ledger.processEvents, { events: reqs });
+      expect(viaTheBus).toEqual({ results: first });
+      expect(await Promise.all([0, 1, 2].map((n) => shape(p.id, `rb${n}@example.com`)))).toEqual(before);
+    });
+
+    it('one event failing (a paused member, an unmatched customer, an older version) leaves the others of the batch completed', async () => {
+      const p = await program();
+      const paused = (await members.enrol(p.id, { email: 'paused@example.com' }, new Date().toISOString())).member;
+      await members.changeState(p.id, paused.id, 'pause', new Date().toISOString());
+      await send(p.id, { type: 'order.paid', order_ref: 'FB-old', gross_cents: 1_000, email: 'ok@example.com', aggregate_version: 5 });
+      const replies = await orders.processBatch([
+        request(p.id, { type: 'order.paid', order_ref: 'FB-1', gross_cents: 10_000, email: 'ok@example.com' }, newId('EV')),
+        request(p.id, { type: 'order.paid', order_ref: 'FB-2', gross_cents: 10_000, email: 'paused@example.com' }, newId('EV')),
+        request(p.id, { type: 'order.paid', order_ref: 'FB-3', gross_cents: 10_000 }, newId('EV')),
+        request(p.id, { type: 'order.fulfilled', order_ref: 'FB-old', gross_cents: 1_000, aggregate_version: 4 }, newId('EV')),
+        request(p.id, { type: 'order.paid', order_ref: 'FB-4', gross_cents: 20_000, email: 'ok@example.com' }, newId('EV')),
+      ]);
+      expect(replies.map((r) => r.status)).toEqual(['completed', 'failed', 'failed', 'failed', 'completed']);
+      expect(replies[1].error).toMatch(/paused/);
+      expect(replies[2].error).toMatch(/unmatched/);
+      expect(replies[3].error).toMatch(/aggregate_version 4 is older than version 5/);
+      const okId = await memberOf(p.id, 'ok@example.com');
+      expect((await expectConsistent(p.id, okId)).balances.available_cents).toBe(10 + 100 + 200);
+      expect((await view(p.id, paused.id)).balances.available_cents).toBe(0);
+    });
+  });
 });

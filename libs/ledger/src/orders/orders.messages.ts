@@ -1,6 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { PATTERNS, ProcessEventRequest, TenantScoped } from '@loyalty/contracts';
+import { PATTERNS, ProcessEventRequest, ProcessEventsRequest, TenantScoped } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import { EntryReviewService } from './entry-review.service';
 import { OrdersService } from './orders.service';
@@ -14,6 +14,9 @@ export class OrdersMessages {
 
   @MessagePattern(P.processEvent)
   process(@Payload() p: ProcessEventRequest) { return reply(() => this.orders.process(p)); }
+
+  @MessagePattern(P.processEvents)
+  processMany(@Payload() p: ProcessEventsRequest) { return reply(async () => ({ results: await this.orders.processBatch(p.events) })); }
 
   @MessagePattern(P.approveEntry)
   approve(@Payload() p: TenantScoped & { id: string }) { return reply(() => this.review.review(p.tenant, p.id, 'approve', p.actor ?? null)); }

@@ -1,7 +1,10 @@
-import type { CustomerEvent, OrderEvent as InboundOrderEvent, Program, ProcessEventReply, ProcessEventRequest } from '@loyalty/contracts';
+import type {
+  CustomerEvent, OrderEvent as InboundOrderEvent, Program, ProcessEventOutcome, ProcessEventReply, ProcessEventRequest,
+} from '@loyalty/contracts';
 import { EarnLine, computeEarnings } from '@loyalty/domain-earning';
 import {
-  MemberAggregate, MemberEvent, MemberRuleError, OrderEarn, decideConfirmReservation, decideOrderStep, decideTier, earningRefusal, orderCauses, orderEarnRecorded,
+  MemberAggregate, MemberEvent, MemberOrderStep, MemberRuleError, OrderEarn, decideConfirmReservation, decideMemberOrderSteps, decideOrderStep, decideTier,
+  earningRefusal, memberEvolver, orderCauses, orderEarnRecorded,
 } from '@loyalty/domain-member';
 import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
 import { ProblemError, problem } from '@loyalty/platform';
@@ -33,6 +36,17 @@ const failureOf = (e: unknown): string | null => {
   }
   return null;
 };
+
+/** An infrastructure fault of one event of a batch: a domain refusal still fails it, anything else is sent again later. */
+const outcomeOfFault = (e: unknown): ProcessEventOutcome => {
+  const error = failureOf(e);
+  return error !== null ? failed(error) : retry(e);
+};
+const retry = (e: unknown): ProcessEventOutcome => ({ status: 'retry', error: e instanceof Error ? e.message : String(e), ledger_entry_ids: [] });
+
+/** Runs `fn` holding every key's lock, taken one after another in the order given (callers sort them). */
+const lockAll = <T>(mutex: KeyedMutex, keys: string[], fn: () => Promise<T>, from = 0): Promise<T> =>
+  from >= keys.length ? fn() : mutex.run(keys[from], () => lockAll(mutex, keys, fn, from + 1));
 
 /** Deterministic event-store ids for member events, derived from what each one is about. */
 const memberEventKey = (e: MemberEvent): string | null => {
@@ -69,6 +83,153 @@ export class OrdersService {
       if (error !== null) return failed(error);
       throw e;
     }
+  }
+
+  /**
+   * Many queued events at once (`ledger.events.process`, issue 7): one outcome per event, in order.
+   * Order events are checked against their order streams, then every member's events are decided
+   * together on that member's state (decideMemberOrderSteps: one member append per member, the tier
+   * review included), then every order stream records its step (one append each, all in one group
+   * commit). The guarantees are those of `process`: every effect is keyed by a cause, so a batch
+   * redelivered after a crash between the two appends writes nothing twice; an order stream that
+   * moved meanwhile sends that event through `process` again. Customer events, and programmes with
+   * budgeted campaigns (their claims are transactional per order), take the one-event path.
+   * An infrastructure fault of one event is that event's `retry`, not the batch's.
+   */
+  async processBatch(reqs: ProcessEventRequest[]): Promise<ProcessEventOutcome[]> {
+    const out: ProcessEventOutcome[] = new Array(reqs.length);
+    // rounds of at most one event per order (the queue never sends two, a redelivery might), in request order
+    let pending = reqs.map((_, i) => i);
+    while (pending.length > 0) {
+      const seen = new Set<string>();
+      const round: number[] = [];
+      const later: number[] = [];
+      for (const i of pending) {
+        const e = reqs[i].event;
+        const key = isOrderEvent(e) ? orderStream(reqs[i].tenant, e.order_ref) : `customer:${reqs[i].tenant}:${e.email}`;
+        (seen.has(key) ? later : round).push(i);
+        seen.add(key);
+      }
+      await this.processRound(reqs, round, out);
+      pending = later;
+    }
+    return out;
+  }
+
+  private async processRound(reqs: ProcessEventRequest[], round: number[], out: ProcessEventOutcome[]): Promise<void> {
+    const alone: number[] = [];
+    const batched: number[] = [];
+    const programs = new Map<string, Program>();
+    for (const tenant of new Set(round.map((i) => reqs[i].tenant))) programs.set(tenant, await this.ctx.programs.forTenant(tenant));
+    for (const i of round) {
+      const program = programs.get(reqs[i].tenant)!;
+      const budgeted = program.rules.some((r) => r.type === 'campaign' && r.budget_cents != null);
+      (isOrderEvent(reqs[i].event) && !budgeted ? batched : alone).push(i);
+    }
+    const again: number[] = [];
+    const streams = [...new Set(batched.map((i) => orderStream(reqs[i].tenant, (reqs[i].event as InboundOrderEvent).order_ref)))].sort();
+    // every order of the round stays locked until its step is recorded; locks are taken in one global order (no deadlock between batches)
+    await lockAll(this.orderLock, streams, () => this.decideRound(reqs, batched, programs, out, again));
+    await Promise.all([...alone, ...again].map(async (i) => { out[i] = await this.processOne(reqs[i]); }));
+  }
+
+  private async processOne(req: ProcessEventRequest): Promise<ProcessEventOutcome> {
+    try {
+      return await this.process(req);
+    } catch (e) {
+      return retry(e);
+    }
+  }
+
+  private async decideRound(reqs: ProcessEventRequest[], idx: number[], programs: Map<string, Program>, out: ProcessEventOutcome[], again: number[]): Promise<void> {
+    const now = new Map<string, string>();
+    for (const tenant of programs.keys()) now.set(tenant, (await this.ctx.programs.now(tenant)).toISOString());
+    // 1. each order: replay / refusal / plan, and its member
+    interface Planned { i: number; e: InboundOrderEvent; order: OrderAggregate; revision: bigint | 'no_stream'; memberId: string; plan: OrderPlan; at: string }
+    const planned: Planned[] = [];
+    await Promise.all(idx.map(async (i) => {
+      const req = reqs[i];
+      const e = req.event as InboundOrderEvent;
+      try {
+        const { state: order, revision } = await this.ctx.handler.load(orderStream(req.tenant, e.order_ref), orderEvolver);
+        const check = checkOrderEvent(order, e.order_ref, req.event_id, e);
+        if (check.kind === 'replay') return void (out[i] = completed(check.entry_ids));
+        if (check.kind === 'reject') return void (out[i] = failed(check.error));
+        const at = now.get(req.tenant)!;
+        const memberId = order.member_id ?? (await this.matchCustomer(req.tenant, e, at));
+        planned.push({ i, e, order, revision, memberId, plan: planOrderStep(order, e, programs.get(req.tenant)!.settings, at), at });
+      } catch (err) {
+        out[i] = outcomeOfFault(err);
+      }
+    }));
+    // 2. each member: its steps in request order, decided together, one append
+    const byMember = new Map<string, Planned[]>();
+    for (const p of planned.sort((a, b) => a.i - b.i)) {
+      const key = memberStream(reqs[p.i].tenant, p.memberId);
+      const steps = byMember.get(key);
+      if (steps) steps.push(p);
+      else byMember.set(key, [p]);
+    }
+    const decided: { p: Planned; entry_ids: string[]; earn_entry_ids: string[]; earns: OrderEarn[] }[] = [];
+    await Promise.all([...byMember.entries()].map(async ([stream, steps]) => {
+      const tenant = reqs[steps[0].i].tenant;
+      const program = programs.get(tenant)!;
+      try {
+        const { result } = await this.ctx.handler.handleFolding(stream, memberEvolver, (s) => {
+          const decision = decideMemberOrderSteps(s, steps.map((p) => this.memberStep(reqs[p.i], p, program)), { tiers: program.tiers, at: steps[0].at, evolve: memberEvolver.evolve });
+          return {
+            events: decision.events.map((ev) => {
+              const key = memberEventKey(ev);
+              return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
+            }),
+            result: decision.outcomes,
+          };
+        });
+        result.forEach((o, n) => {
+          if (o.ok) decided.push({ p: steps[n], entry_ids: o.entry_ids, earn_entry_ids: o.earn_entry_ids, earns: o.earns });
+          else out[steps[n].i] = failed(o.error);
+        });
+      } catch (err) {
+        for (const p of steps) out[p.i] = outcomeOfFault(err);
+      }
+    }));
+    if (decided.length > 0) crashPoint('ledger.event.process:after-member-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
+    // 3. each order stream records its step (one group commit)
+    await Promise.all(decided.map(async ({ p, entry_ids, earn_entry_ids, earns }) => {
+      const req = reqs[p.i];
+      const stream = orderStream(req.tenant, p.e.order_ref);
+      const recorded = orderStepEvent(p.e, { event_id: req.event_id, member_id: p.memberId, at: p.at, plan: p.plan, entry_ids, earn_entry_ids, earns });
+      try {
+        await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
+          if (current !== p.revision) throw new StaleOrder();
+          return { events: [{ ...recorded, id: deterministicUuid(`${stream}|step|${req.event_id}`) }], result: null };
+        });
+        out[p.i] = completed(entry_ids);
+      } catch (err) {
+        // the order moved under us (another process): this event goes through the one-event path, which sees it as it is now
+        if (err instanceof StaleOrder || err instanceof WrongExpectedRevisionError) again.push(p.i);
+        else out[p.i] = outcomeOfFault(err);
+      }
+    }));
+    if (decided.length > 0) crashPoint('ledger.event.process:after-order-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
+  }
+
+  /** One order event as a step of its member's batch: the same command `applyToMember` builds, with the rule lines computed for the state the step meets. */
+  private memberStep(req: ProcessEventRequest, p: { e: InboundOrderEvent; order: OrderAggregate; plan: OrderPlan; at: string }, program: Program): MemberOrderStep {
+    const entryId = (cause: string) => entryIdFor(req.tenant, cause, req.received_at);
+    const earn = p.plan.earn;
+    const reservationId = 'reservation_id' in p.e ? p.e.reservation_id : undefined;
+    return {
+      command: {
+        order: { order_ref: p.e.order_ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
+        at: p.at, expiry: program.settings.expiry, return_window_days: program.settings.return_window_days, entryId,
+        refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
+      },
+      earnLines: earn
+        ? (s) => computeEarnings({ grossCents: earn.gross_cents, lines: earn.lines, rules: program.rules, tierMultiplier: s.tier?.earn_multiplier ?? 1, at: p.at, campaignIssuedCents: {} })
+        : null,
+      reservation: reservationId ? { reservation_id: reservationId, entry_id: entryId(`reservation:${reservationId}`) } : null,
+    };
   }
 
   /** customer.created / customer.updated: find or create (a prospect) by email, enrich phone and external_ref. */
