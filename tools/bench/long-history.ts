@@ -16,92 +16,29 @@
  * Also prints the member's snapshot size and the process's resident memory. Figures for notes,
  * never asserted. Needs PostgreSQL on 127.0.0.1:5432 (TEST_DATABASE_URL / BENCH_DATABASE_URL).
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { Pool } from 'pg';
 import { memberStreamId } from '@loyalty/contracts';
 import type { EarnLine } from '@loyalty/domain-earning';
 import {
   MemberAggregate, MemberEvent, decideAdjust, decideConfirmRedemption, decideIssueRedemption, decideOrderStep, memberEvolver, orderCauses, spendingRules,
 } from '@loyalty/domain-member';
 import { NewEvent, PostgresEventStore, SnapshotStore } from '@loyalty/event-store';
-import { freshDatabaseUrl } from '../../apps/standalone/src/testing/harness';
 import { benchProgram, json } from './bench-kit';
+import { median, ms, pct, time, withService } from './service-process';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10,10000').split(',').map((s) => Number(s.trim())).filter((n) => Number.isSafeInteger(n) && n > 0);
 const WARM = 20;
 const DAY = 86_400_000;
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
-const ms = (x: number): string => x.toFixed(1);
-const time = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
-  const t0 = process.hrtime.bigint();
-  const out = await fn();
-  return [Number(process.hrtime.bigint() - t0) / 1e6, out];
-};
-
-const freePort = (): Promise<number> => new Promise((resolve, reject) => {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1', () => {
-    const { port } = srv.address() as { port: number };
-    srv.close(() => resolve(port));
-  });
-  srv.on('error', reject);
-});
-
-/** The standalone service as a child process (a restart is a new process, as in production). */
-class Service {
-  private child: ChildProcess | null = null;
-  constructor(readonly url: string, private readonly env: NodeJS.ProcessEnv) {}
-
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, ['-r', './tools/register-paths.js', 'dist/apps/standalone/src/main.js'], {
-      env: { ...process.env, ...this.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    this.child = child;
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-      try {
-        if ((await fetch(`${this.url}/readyz`)).ok) return;
-      } catch { /* not listening yet */ }
-      if (Date.now() > deadline) throw new Error('the service did not become ready in 120 s');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-    this.child = null;
-  }
-
-  /** Resident memory of the service process (Linux), MiB. */
-  rssMiB(): number | null {
-    try {
-      const status = readFileSync(`/proc/${this.child?.pid}/status`, 'utf8');
-      const m = /VmRSS:\s+(\d+) kB/.exec(status);
-      return m ? Number(m[1]) / 1024 : null;
-    } catch {
-      return null;
-    }
-  }
-}
+/** How long a member's seeded history spans (one entry every 8 hours, at most ten years). */
+const spanOf = (entries: number): number => Math.min(10 * 365 * DAY, entries * 8 * 3_600_000);
 
 /**
  * `entries` ledger entries on the member's stream, decided by the domain on the member's own state
- * and dated over the past (one every `step` ms, ending an hour ago): a day's order earning 10 %
+ * and dated after its enrolment (one every `step` ms over `spanOf(entries)`; the sandbox clock is
+ * then moved past them, so the history is in time order, as years of use would have written it,
+ * and the member's own clock, which retention counts from, is the present): a day's order earning 10 %
  * (some with a second rule), a voucher redeemed and used about every tenth entry, a refund every
  * 50th order, a goodwill adjustment now and then.
  */
@@ -111,9 +48,9 @@ const seed = async (store: PostgresEventStore, streamId: string, entries: number
   for (const e of read) s = memberEvolver.evolve(s, { type: e.type, data: e.data } as MemberEvent);
   let revision = read[read.length - 1].revision;
   const rules = spendingRules({});
-  const span = Math.min(10 * 365 * DAY, entries * 8 * 3_600_000);
+  const span = spanOf(entries);
   const step = span / entries;
-  const start = Date.now() - 3_600_000 - span;
+  const start = Date.parse((read[0].data as { at: string }).at) + 60_000;
   let recorded = 0;
   let n = 0;
   let batch: NewEvent[] = [];
@@ -172,95 +109,81 @@ const seed = async (store: PostgresEventStore, streamId: string, entries: number
 
 interface Row { entries: number; warmMedian: number; warmP90: number; restart: number; snapshotBytes: number | null; snapshotRev: string | null; streamEvents: number; stateBytes: number }
 
-const main = async (): Promise<void> => {
-  const db = await freshDatabaseUrl('bench_long');
-  const port = await freePort();
-  const adminToken = `adm_${randomBytes(12).toString('hex')}`;
-  const service = new Service(`http://127.0.0.1:${port}`, { DATABASE_URL: db.url, PORT: String(port), LOYALTY_ADMIN_TOKEN: adminToken });
-  const pool = new Pool({ connectionString: db.url, max: 4 });
-  const store = new PostgresEventStore(pool);
+withService('bench_long', async ({ service, adminToken, pool, store }) => {
   const snapshots = new SnapshotStore(pool);
-  // an interrupted run stops its service and drops its database too
-  const interrupted = () => { void service.stop().finally(() => db.drop()).finally(() => process.exit(130)); };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  try {
-    await service.start();
-    const t = { url: service.url, adminToken, close: async () => undefined, mode: 'standalone' };
-    const { programId, key } = await benchProgram(t, { rules: [{ type: 'base', name: 'Base', earn_rate_pct: 10, timing: 'immediate' }] });
-    const members: { size: number; id: string; stream: string }[] = [];
-    for (const size of SIZES) {
-      const m = await json(service.url, 'POST', '/v1/members', key, { email: `long-${size}-${randomBytes(3).toString('hex')}@example.com` });
-      members.push({ size, id: m.data.id, stream: memberStreamId(programId, m.data.id) });
+  await service.start();
+  const t = { url: service.url, adminToken, close: async () => undefined, mode: 'standalone' };
+  const { programId } = await benchProgram(t, { rules: [{ type: 'base', name: 'Base', earn_rate_pct: 10, timing: 'immediate' }] });
+  // a sandbox key: its programme clock moves past the seeded history
+  const key = (await json(service.url, 'POST', `/admin/v1/programs/${programId}/keys`, adminToken,
+    { mode: 'test', scopes: ['ingest', 'read', 'act', 'webhooks'], rate_limit: { burst: 1_000_000, per_second: 1_000_000 } })).data.key as string;
+  const tenant = `${programId}_test`;
+  const members: { size: number; id: string; stream: string }[] = [];
+  for (const size of SIZES) {
+    const m = await json(service.url, 'POST', '/v1/members', key, { email: `long-${size}-${randomBytes(3).toString('hex')}@example.com` });
+    members.push({ size, id: m.data.id, stream: memberStreamId(tenant, m.data.id) });
+  }
+  for (const m of members) {
+    const [took, last] = await time(() => seed(store, m.stream, m.size));
+    process.stdout.write(`seeded ${m.size} entries in ${ms(took / 1000)} s\n`);
+    // the snapshot the service would have stored along the way (every 250 events): without it, a cold
+    // projection after a restart would fold the whole stream inside its batch transaction
+    snapshots.saveSoon(m.stream, memberEvolver.snapshot, last.revision, last.eventId, last.state);
+  }
+  // the present: an hour after the longest history ends
+  for (let left = Math.ceil((Math.max(...SIZES.map(spanOf)) + 3_600_000) / 1000); left > 0; left -= 315_360_000) {
+    await json(service.url, 'POST', `/admin/v1/programs/${programId}/test-clock/advance`, adminToken, { seconds: Math.min(left, 315_360_000) }); // at most ten years a step
+  }
+  await new Promise((r) => setTimeout(r, 2_000)); // snapshots are written in the background
+  // the read models take every seeded event in (the ledger listing catches up before it answers)
+  for (const m of members) {
+    for (const deadline = Date.now() + 600_000; ;) {
+      const { rows } = await pool.query<{ n: string }>('select count(*) as n from ledger.finance_entries where member_id = $1', [m.id]);
+      if (Number(rows[0].n) >= m.size) break;
+      if (Date.now() > deadline) throw new Error(`the read models did not take in member ${m.id}'s ${m.size} entries in 10 minutes`);
+      await new Promise((r) => setTimeout(r, 500));
     }
-    for (const m of members) {
-      const [took, last] = await time(() => seed(store, m.stream, m.size));
-      process.stdout.write(`seeded ${m.size} entries in ${ms(took / 1000)} s\n`);
-      // the snapshot the service would have stored along the way (every 250 events): without it, a cold
-      // projection after a restart would fold the whole stream inside its batch transaction
-      snapshots.saveSoon(m.stream, memberEvolver.snapshot, last.revision, last.eventId, last.state);
-    }
-    await new Promise((r) => setTimeout(r, 2_000)); // snapshots are written in the background
-    // the read models take every seeded event in (the ledger listing catches up before it answers)
-    for (const m of members) {
-      for (const deadline = Date.now() + 600_000; ;) {
-        const { rows } = await pool.query<{ n: string }>('select count(*) as n from ledger.finance_entries where member_id = $1', [m.id]);
-        if (Number(rows[0].n) >= m.size) break;
-        if (Date.now() > deadline) throw new Error(`the read models did not take in member ${m.id}'s ${m.size} entries in 10 minutes`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-    // a first restart: each member's first command folds its stream once and stores a snapshot, as it
-    // would have happened over the years of commands that wrote the history
+  }
+  // a first restart: each member's first command folds its stream once and stores a snapshot, as it
+  // would have happened over the years of commands that wrote the history
+  await service.stop();
+  await service.start();
+  let seq = 0;
+  const adjust = (id: string) => json(service.url, 'POST', `/v1/members/${id}/adjust`, key, { amount_cents: 1, reason_code: 'bench', idempotency_key: `bench-${++seq}-${randomBytes(4).toString('hex')}` });
+  for (const m of members) await adjust(m.id);
+  await new Promise((r) => setTimeout(r, 1_000)); // snapshots are written in the background
+
+  const rows: Row[] = [];
+  for (const m of members) {
+    for (let i = 0; i < 3; i++) await adjust(m.id);
+    const warm: number[] = [];
+    for (let i = 0; i < WARM; i++) warm.push((await time(() => adjust(m.id)))[0]);
+    rows.push({ entries: m.size, warmMedian: median(warm), warmP90: pct(warm, 90), restart: 0, snapshotBytes: null, snapshotRev: null, streamEvents: 0, stateBytes: 0 });
+  }
+  const rssWarm = service.rssMiB();
+  for (const [i, m] of members.entries()) {
     await service.stop();
     await service.start();
-    let seq = 0;
-    const adjust = (id: string) => json(service.url, 'POST', `/v1/members/${id}/adjust`, key, { amount_cents: 1, reason_code: 'bench', idempotency_key: `bench-${++seq}-${randomBytes(4).toString('hex')}` });
-    for (const m of members) await adjust(m.id);
-    await new Promise((r) => setTimeout(r, 1_000)); // snapshots are written in the background
-
-    const rows: Row[] = [];
-    for (const m of members) {
-      for (let i = 0; i < 3; i++) await adjust(m.id);
-      const warm: number[] = [];
-      for (let i = 0; i < WARM; i++) warm.push((await time(() => adjust(m.id)))[0]);
-      rows.push({ entries: m.size, warmMedian: median(warm), warmP90: pct(warm, 90), restart: 0, snapshotBytes: null, snapshotRev: null, streamEvents: 0, stateBytes: 0 });
-    }
-    const rssWarm = service.rssMiB();
-    for (const [i, m] of members.entries()) {
-      await service.stop();
-      await service.start();
-      const [first] = await time(() => adjust(m.id));
-      rows[i].restart = first;
-      const snap = await pool.query<{ bytes: number; revision: string }>(
-        'select length(state) as bytes, revision::text from es.snapshots where stream_id = $1 order by revision desc limit 1', [m.stream]);
-      rows[i].snapshotBytes = snap.rows[0]?.bytes ?? null;
-      rows[i].snapshotRev = snap.rows[0]?.revision ?? null;
-      const events = await store.readStream(m.stream, 0n);
-      rows[i].streamEvents = events.length;
-      let s = memberEvolver.initialState();
-      for (const e of events) s = memberEvolver.evolve(s, { type: e.type, data: e.data } as MemberEvent);
-      rows[i].stateBytes = memberEvolver.sizeOf(s);
-    }
-    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-    process.stdout.write(`\nLong histories (issue 13), standalone service in its own process; load average ${load}; resident memory after the warm runs ${rssWarm?.toFixed(0) ?? '?'} MiB\n`);
-    process.stdout.write(`| ledger entries | stream events | adjust warm: median of ${WARM} (p90), ms | first adjust after a restart, ms | snapshot bytes (revision) | state estimate, bytes |\n|---|---|---|---|---|---|\n`);
-    for (const r of rows) {
-      process.stdout.write(`| ${r.entries} | ${r.streamEvents} | ${ms(r.warmMedian)} (${ms(r.warmP90)}) | ${ms(r.restart)} | ${r.snapshotBytes ?? 'none'} (${r.snapshotRev ?? '-'}) | ${r.stateBytes} |\n`);
-    }
-    if (process.env.BENCH_OUT) {
-      const { writeFileSync } = await import('node:fs');
-      writeFileSync(process.env.BENCH_OUT, JSON.stringify({ load, rssWarmMiB: rssWarm, rows }, null, 2));
-    }
-  } finally {
-    await service.stop().catch(() => undefined);
-    await store.close().catch(() => undefined);
-    await pool.end().catch(() => undefined);
-    await db.drop();
+    const [first] = await time(() => adjust(m.id));
+    rows[i].restart = first;
+    const snap = await pool.query<{ bytes: number; revision: string }>(
+      'select length(state) as bytes, revision::text from es.snapshots where stream_id = $1 order by revision desc limit 1', [m.stream]);
+    rows[i].snapshotBytes = snap.rows[0]?.bytes ?? null;
+    rows[i].snapshotRev = snap.rows[0]?.revision ?? null;
+    const events = await store.readStream(m.stream, 0n);
+    rows[i].streamEvents = events.length;
+    let s = memberEvolver.initialState();
+    for (const e of events) s = memberEvolver.evolve(s, { type: e.type, data: e.data } as MemberEvent);
+    rows[i].stateBytes = memberEvolver.sizeOf(s);
   }
-};
-
-main().catch((e) => {
-  process.stderr.write(`${(e as Error).stack ?? e}\n`);
-  process.exit(1);
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  process.stdout.write(`\nLong histories (issue 13), standalone service in its own process; load average ${load}; resident memory after the warm runs ${rssWarm?.toFixed(0) ?? '?'} MiB\n`);
+  process.stdout.write(`| ledger entries | stream events | adjust warm: median of ${WARM} (p90), ms | first adjust after a restart, ms | snapshot bytes (revision) | state estimate, bytes |\n|---|---|---|---|---|---|\n`);
+  for (const r of rows) {
+    process.stdout.write(`| ${r.entries} | ${r.streamEvents} | ${ms(r.warmMedian)} (${ms(r.warmP90)}) | ${ms(r.restart)} | ${r.snapshotBytes ?? 'none'} (${r.snapshotRev ?? '-'}) | ${r.stateBytes} |\n`);
+  }
+  if (process.env.BENCH_OUT) {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(process.env.BENCH_OUT, JSON.stringify({ load, rssWarmMiB: rssWarm, rows }, null, 2));
+  }
 });

@@ -3,6 +3,8 @@ import { eventually } from '@loyalty/testing';
 import { createPool } from '@loyalty/platform';
 import { PostgresEventStore } from '@loyalty/event-store';
 import { allProjections, rebuildProjections } from '@loyalty/rebuild';
+import { memberStreamId } from '@loyalty/contracts';
+import { MemberEvent, memberEvolver } from '@loyalty/domain-member';
 import { TestApp, startTestApp } from './testing/harness';
 
 const DAY = 86_400;
@@ -125,6 +127,20 @@ describe('rebuild: every read model dropped and rebuilt from the event store equ
     // time passes in the sandbox: releases, expiries and tier reviews
     await app.admin('POST', `/admin/v1/programs/${p.programId}/test-clock/advance`, { seconds: 31 * DAY });
     await app.admin('POST', `/admin/v1/programs/${p.programId}/test-clock/advance`, { seconds: 400 * DAY });
+    // issue 13: a refund more than a year later, once the member's state has let the order's settled earns go
+    // (35 more events make it compact): the take-backs carry the earns, the read models mark them reversed
+    const sandbox = keys[1];
+    const m1 = (await app.http('GET', '/v1/members?email=m1@example.com', { key: sandbox })).body.data[0];
+    for (let n = 0; n < 35; n++) await app.http('POST', `/v1/members/${m1.id}/adjust`, { key: sandbox, body: { amount_cents: 1, reason_code: 'later' } });
+    const stream = await db.query<{ type: string; data: { type?: string; order_ref?: string; id: string } }>(
+      'select type, data from es.events where stream_id = $1 order by stream_revision', [memberStreamId(`${p.programId}_test`, m1.id)]);
+    const folded = stream.rows.reduce((st, e) => memberEvolver.evolve(st, e as MemberEvent), memberEvolver.initialState());
+    const earns = stream.rows.filter((e) => e.type === 'EntryRecorded' && e.data.type === 'earn' && e.data.order_ref === 'O-1-1').map((e) => e.data.id);
+    expect(earns).toHaveLength(2);
+    for (const id of earns) expect(folded.entries.has(id)).toBe(false);
+    await send(sandbox, { type: 'order.refunded', order_ref: 'O-1-1', refund_ref: 'R2', refunded_cents: 30_000 });
+    const carried = await db.query(`select 1 from es.events where type = 'EntryRecorded' and data ? 'parent_earn' and data->>'order_ref' = 'O-1-1' and data->>'cause' like 'refund:O-1-1:R2:%'`);
+    expect(carried.rowCount).toBeGreaterThan(0);
     await settled();
 
     const before = await snapshot();

@@ -19,6 +19,9 @@ export interface Decision<E, R> {
   result: R;
 }
 
+/** A decision on a stream's state at a revision. */
+export type Decide<S, E, R> = (state: S, revision: bigint | 'no_stream') => Decision<E, R> | Promise<Decision<E, R>>;
+
 export interface HandledCommand<S, R> { result: R; state: S; revision: bigint | 'no_stream'; append: AppendResult | null }
 
 interface CacheEntry<S> { state: S; revision: bigint | 'no_stream'; bytes: number }
@@ -94,21 +97,33 @@ export class CommandHandler {
             this.snapshotIfDue(streamId, evolver, s, revision, append.nextRevision, toAppend[toAppend.length - 1].id);
             return { result: decision.result, state: s, revision: append.nextRevision, append };
           }
-          this.cache.delete(streamId);
-          const fresh = await this.loadUnlocked(streamId, evolver, false);
-          return { result: decision.result, state: fresh.state, revision: fresh.revision, append };
+          return this.reread(streamId, evolver, decision.result, append);
         });
       } catch (e) {
-        if (e instanceof WrongExpectedRevisionError && attempt < this.maxRetries) {
-          // The cached state is still right for the revision it holds (our events were not folded), so the
-          // retry reads only the tail, not the whole stream. Exponential backoff with full jitter spreads
-          // contenders out; a linear 0..5·n ms window let 20 writers collide until retries ran out.
-          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(200, 4 * 2 ** attempt))));
-          continue;
-        }
+        // The cached state is still right for the revision it holds (our events were not folded), so the
+        // retry reads only the tail, not the whole stream.
+        if (await this.backoffAfterConflict(e, attempt)) continue;
         throw e;
       }
     }
+  }
+
+  /**
+   * After a wrong expected revision within the retry budget: waits and says to decide again.
+   * Exponential backoff with full jitter spreads contenders out; a linear 0..5·n ms window let 20
+   * writers collide until retries ran out.
+   */
+  private async backoffAfterConflict(e: unknown, attempt: number): Promise<boolean> {
+    if (!(e instanceof WrongExpectedRevisionError) || attempt >= this.maxRetries) return false;
+    await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(200, 4 * 2 ** attempt))));
+    return true;
+  }
+
+  /** An append that was an idempotent replay (the store had these events already): the stream as it is now. */
+  private async reread<S, E extends { type: string; data: unknown }, R>(streamId: string, evolver: Evolver<S, E>, result: R, append: AppendResult): Promise<HandledCommand<S, R>> {
+    this.cache.delete(streamId);
+    const fresh = await this.loadUnlocked(streamId, evolver, false);
+    return { result, state: fresh.state, revision: fresh.revision, append };
   }
 
   /**
@@ -119,11 +134,7 @@ export class CommandHandler {
    * (a refused append, a conflict, an error while deciding) the cached state is dropped, since it
    * may hold events that were never written, and a conflict is decided again on a fresh fold.
    */
-  async handleFolding<S, E extends { type: string; data: unknown }, R>(
-    streamId: string,
-    evolver: Evolver<S, E>,
-    decide: (state: S, revision: bigint | 'no_stream') => Decision<E, R> | Promise<Decision<E, R>>,
-  ): Promise<HandledCommand<S, R>> {
+  async handleFolding<S, E extends { type: string; data: unknown }, R>(streamId: string, evolver: Evolver<S, E>, decide: Decide<S, E, R>): Promise<HandledCommand<S, R>> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.mutex.run(streamId, async () => {
@@ -145,16 +156,10 @@ export class CommandHandler {
             this.cache.delete(streamId);
             throw e;
           }
-          // an idempotent replay: the store already had these events; read the stream as it is
-          this.cache.delete(streamId);
-          const fresh = await this.loadUnlocked(streamId, evolver, false);
-          return { result: decision.result, state: fresh.state, revision: fresh.revision, append };
+          return this.reread(streamId, evolver, decision.result, append);
         });
       } catch (e) {
-        if (e instanceof WrongExpectedRevisionError && attempt < this.maxRetries) {
-          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * Math.min(200, 4 * 2 ** attempt))));
-          continue;
-        }
+        if (await this.backoffAfterConflict(e, attempt)) continue;
         throw e;
       }
     }

@@ -1,6 +1,6 @@
 import type { ExpiryPolicy, LedgerEntryStatus, Rule } from '@loyalty/contracts';
 import { EarnLine, addDaysUtc, refundTakeBack, signupBonus, splitTakeBack } from '@loyalty/domain-earning';
-import type { EntryData, MemberEvent } from './member.events';
+import type { EarnCopy, EntryData, MemberEvent } from './member.events';
 import { expiresAtFor } from './member.expiry';
 import { MemberAggregate, causesWithPrefix } from './member.state';
 import { withinMoneyLimits } from './member.decider';
@@ -39,6 +39,8 @@ export const orderCauses = {
   earnPrefix: (orderRef: string) => `earn:${k(orderRef)}:`,
   earnActivity: (orderRef: string) => `activity:${k(orderRef)}:earn`,
   refundPrefix: (orderRef: string, refundRef: string) => `refund:${k(orderRef)}:${k(refundRef)}:`,
+  /** every refund take-back of the order (all refunds, and the catch-up at the earn) */
+  refundsPrefix: (orderRef: string) => `refund:${k(orderRef)}:`,
   refundActivity: (orderRef: string, refundRef: string) => `activity:${k(orderRef)}:refund:${k(refundRef)}`,
   /** refunds recorded before the order earned are taken back right after the earn (a bare '%' never appears encoded) */
   catchUpPrefix: (orderRef: string) => `refund:${k(orderRef)}:%:`,
@@ -47,11 +49,20 @@ export const orderCauses = {
   signup: (memberId: string) => `signup:${memberId}`,
 };
 
+/**
+ * What the order stream keeps of one of its earns (issue 13): the earn as last decided (status and
+ * release_at as this order's last step saw them) and every take-back of it, [entry id, points], so
+ * refunds and cancellations are decided exactly once the member's state has let the settled earn go.
+ */
+export interface OrderEarn { entry: EntryData; taken: [string, number][] }
+
 /** What the order stream knows that the member's effects depend on. */
 export interface OrderFacts {
   order_ref: string;
   /** earn entries this order wrote on the member before this event */
   earn_entry_ids: string[];
+  /** the facts of those earns, by entry id (absent for orders recorded before issue 13) */
+  earns?: ReadonlyMap<string, OrderEarn>;
   /** fulfilment time after this event (starts return windows), null while unfulfilled */
   fulfilled_at: string | null;
   /** delivered after this event */
@@ -85,10 +96,68 @@ export interface OrderStepDecision {
   entry_ids: string[];
   /** earn entries of the order after this event */
   earn_entry_ids: string[];
+  /** their facts after this event, for the order stream to keep */
+  earns: OrderEarn[];
 }
 
 /** An earn of the order as this decision sees it (the state is never mutated while deciding). */
-interface Slot { id: string; amount: number; reversed: number; status: LedgerEntryStatus; release_on: EntryData['release_on']; release_at: string | null; rule: string | null; expires_at: string | null }
+interface Slot {
+  id: string; amount: number; reversed: number; status: LedgerEntryStatus; release_on: EntryData['release_on']; release_at: string | null; rule: string | null;
+  /** the earn's data as recorded, and its take-backs (entry id → points) */
+  data: EntryData; taken: Map<string, number>;
+}
+
+/** An earn's data, without what the member's state adds to an entry. */
+const earnDataOf = (e: EntryData): EntryData => {
+  const d: EntryData = {
+    id: e.id, type: e.type, status: e.status, amount_cents: e.amount_cents, reason_code: e.reason_code, rule: e.rule, parent_entry_id: e.parent_entry_id,
+    release_at: e.release_at, expires_at: e.expires_at, created_at: e.created_at, order_ref: e.order_ref, cause: e.cause, release_on: e.release_on ?? null,
+  };
+  if (e.order_facts) d.order_facts = true;
+  return d;
+};
+
+/** The take-backs of an earn the member's state still records (their causes are within the retention). */
+const recentTakeBacks = (s: MemberAggregate, ref: string, earnId: string): [string, number][] => {
+  const out: [string, number][] = [];
+  for (const prefix of [orderCauses.refundsPrefix(ref), orderCauses.cancelPrefix(ref)]) {
+    for (const cause of causesWithPrefix(s, prefix)) {
+      for (const id of s.causes.get(cause) ?? []) {
+        const e = s.entries.get(id);
+        if (e && e.type === 'reverse' && e.parent_entry_id === earnId) out.push([id, -e.amount_cents]);
+      }
+    }
+  }
+  return out;
+};
+
+/**
+ * One earn of the order: from the member's state while it holds it (pending, recent, or recorded
+ * before issue 13), else from the order stream's facts, settled (posted, or reversed once all is
+ * taken back), with the take-backs the order counted plus any the member recorded that the order has
+ * not yet (a crash between the two appends): every take-back once, by its entry id.
+ */
+const slotOf = (s: MemberAggregate, ref: string, id: string, earns: ReadonlyMap<string, OrderEarn> | undefined): Slot | null => {
+  const f = earns?.get(id);
+  const taken = new Map(f?.taken ?? []);
+  for (const [tid, points] of recentTakeBacks(s, ref, id)) taken.set(tid, points);
+  const e = s.entries.get(id);
+  if (e) return { id, amount: e.amount_cents, reversed: e.reversed_cents, status: e.status, release_on: e.release_on ?? null, release_at: e.release_at, rule: e.rule, data: earnDataOf(e), taken };
+  if (!f) return null;
+  let reversed = 0;
+  for (const points of taken.values()) reversed += points;
+  const amount = f.entry.amount_cents;
+  return { id, amount, reversed, status: reversed >= amount ? 'reversed' : 'posted', release_on: f.entry.release_on ?? null, release_at: f.entry.release_at, rule: f.entry.rule, data: f.entry, taken };
+};
+
+/** The earn as a take-back's decision sees it, for a state that has let it go (`EntryData.parent_earn`). */
+const copyOf = (x: Slot): EarnCopy => ({ ...earnDataOf(x.data), status: x.status, release_at: x.release_at, reversed_cents: x.reversed });
+
+/** What the order stream keeps of an earn after this decision. */
+const factsOf = (x: Slot): OrderEarn => ({
+  entry: { ...earnDataOf(x.data), status: x.status === 'posted' && x.reversed >= x.amount ? 'reversed' : x.status, release_at: x.release_at },
+  taken: [...x.taken],
+});
 
 const remaining = (x: Slot): number => (x.status === 'rejected' || x.status === 'reversed' ? 0 : Math.max(0, x.amount - x.reversed));
 const isPending = (x: Slot): boolean => x.status === 'pending' || x.status === 'under_review';
@@ -136,7 +205,7 @@ const earnEntry = (line: EarnLine, p: { id: string; cause: string; order_ref: st
 
 const reverseEntry = (parent: Slot, p: { id: string; amount: number; reason_code: string; cause: string; order_ref: string; at: string }): EntryData => ({
   id: p.id, type: 'reverse', status: isPending(parent) ? 'pending' : 'posted', amount_cents: -p.amount, reason_code: p.reason_code, rule: parent.rule,
-  parent_entry_id: parent.id, release_at: null, expires_at: null, created_at: p.at, order_ref: p.order_ref, cause: p.cause,
+  parent_entry_id: parent.id, release_at: null, expires_at: null, created_at: p.at, order_ref: p.order_ref, cause: p.cause, parent_earn: copyOf(parent),
 });
 
 /**
@@ -155,8 +224,10 @@ const takeBack = (slots: Slot[], amount: number, p: { causePrefix: string; reaso
       const t = Math.min(remaining(x), left);
       if (t <= 0) continue;
       const cause = `${p.causePrefix}${x.id}`;
-      out.push(reverseEntry(x, { id: p.entryId(cause), amount: t, reason_code: p.reason_code, cause, order_ref: p.order_ref, at: p.at }));
+      const d = reverseEntry(x, { id: p.entryId(cause), amount: t, reason_code: p.reason_code, cause, order_ref: p.order_ref, at: p.at });
+      out.push(d);
       x.reversed += t;
+      x.taken.set(d.id, t);
       left -= t;
     }
     return left;
@@ -177,8 +248,8 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
   const entryIds: string[] = [];
   const slots: Slot[] = [];
   for (const id of cmd.order.earn_entry_ids) {
-    const e = s.entries.get(id);
-    if (e) slots.push({ id, amount: e.amount_cents, reversed: e.reversed_cents, status: e.status, release_on: e.release_on ?? null, release_at: e.release_at, rule: e.rule, expires_at: e.expires_at });
+    const x = slotOf(s, ref, id, cmd.order.earns);
+    if (x) slots.push(x);
   }
   const record = (d: EntryData) => {
     events.push({ type: 'EntryRecorded', data: d });
@@ -190,8 +261,8 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
     if (orderEarnRecorded(s, ref)) {
       for (const id of idsWithPrefix(s, orderCauses.earnPrefix(ref))) {
         entryIds.push(id);
-        const e = s.entries.get(id);
-        if (e && !slots.some((x) => x.id === id)) slots.push({ id, amount: e.amount_cents, reversed: e.reversed_cents, status: e.status, release_on: e.release_on ?? null, release_at: e.release_at, rule: e.rule, expires_at: e.expires_at });
+        const x = slots.some((y) => y.id === id) ? null : slotOf(s, ref, id, cmd.order.earns);
+        if (x) slots.push(x);
       }
     } else {
       const seen = new Map<string, number>();
@@ -202,9 +273,9 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
         seen.set(line.rule_id, n);
         const cause = orderCauses.earn(ref, line.rule_id) + (n > 1 ? `#${n}` : '');
         const timing = initialEarnStatus(line, cmd.order, cmd.return_window_days);
-        const d = earnEntry(line, { id: cmd.entryId(cause), cause, order_ref: ref, at: cmd.at, expiry: cmd.expiry, ...timing });
+        const d: EntryData = { ...earnEntry(line, { id: cmd.entryId(cause), cause, order_ref: ref, at: cmd.at, expiry: cmd.expiry, ...timing }), order_facts: true };
         record(d);
-        slots.push({ id: d.id, amount: d.amount_cents, reversed: 0, status: d.status, release_on: d.release_on ?? null, release_at: d.release_at, rule: d.rule, expires_at: d.expires_at });
+        slots.push({ id: d.id, amount: d.amount_cents, reversed: 0, status: d.status, release_on: d.release_on ?? null, release_at: d.release_at, rule: d.rule, data: d, taken: new Map() });
       }
     }
   }
@@ -250,7 +321,7 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
   }
 
   // an earn that would take the member past 2^53 − 1 fails the event with this refusal, recording nothing
-  return { events: withinMoneyLimits(s, events), entry_ids: [...new Set(entryIds)], earn_entry_ids: slots.map((x) => x.id) };
+  return { events: withinMoneyLimits(s, events), entry_ids: [...new Set(entryIds)], earn_entry_ids: slots.map((x) => x.id), earns: slots.map(factsOf) };
 };
 
 /**

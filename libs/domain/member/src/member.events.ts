@@ -25,7 +25,21 @@ export interface EntryData {
   /** release condition for pending earns: the order event that releases them */
   release_on?: 'fulfilled' | 'delivered' | 'return_window' | 'manual' | null;
   batch_id?: string | null;
+  /**
+   * An order's earn (issue 13): the order stream keeps this earn's facts (`OrderEarn`), so the
+   * member's decision state lets it go once settled and past the retention. Earns recorded before
+   * issue 13 lack it (their order streams hold no facts) and stay in the state.
+   */
+  order_facts?: boolean;
+  /**
+   * A take-back of an order's earn (issue 13): the earn as the decision saw it just before, so a
+   * state that has let the settled earn go restores it to apply the take-back exactly.
+   */
+  parent_earn?: EarnCopy | null;
 }
+
+/** An earn as an order's decision saw it (status and release_at current) and what was taken back from it so far. */
+export interface EarnCopy extends Omit<EntryData, 'parent_earn'> { reversed_cents: number }
 
 export type MemberEvent =
   | { type: 'MemberCreated'; data: { member_id: string; state: 'prospect' | 'registered'; referral_code: string; pii: SealedPii; marketing_consent: boolean; accepted_terms_version: string | null; at: string } }

@@ -56,7 +56,7 @@ describe('decideMemberOrderSteps (many order events of one member at once)', () 
   it('a step already applied (a redelivered batch) decides nothing new and reports the entries it wrote', () => {
     const first = decideMemberOrderSteps(member(created()), [paid('O-1', 5_000)], { tiers: [], at: T0, evolve: memberEvolver.evolve });
     const again = decideMemberOrderSteps(member([...created(), ...first.events]), [paid('O-1', 5_000), paid('O-2', 5_000)], { tiers: [], at: T0, evolve: memberEvolver.evolve });
-    expect(again.outcomes[0]).toEqual({ ok: true, entry_ids: (first.outcomes[0] as { entry_ids: string[] }).entry_ids, earn_entry_ids: expect.any(Array), events: [] });
+    expect(again.outcomes[0]).toEqual({ ok: true, entry_ids: (first.outcomes[0] as { entry_ids: string[] }).entry_ids, earn_entry_ids: expect.any(Array), earns: expect.any(Array), events: [] });
     expect(again.events.filter((e) => e.type === 'EntryRecorded')).toHaveLength(1); // O-2 only
   });
 

@@ -2,7 +2,7 @@ import type { Tier } from '@loyalty/contracts';
 import type { EarnLine } from '@loyalty/domain-earning';
 import type { MemberEvent } from './member.events';
 import { MemberRuleError } from './member.decider';
-import { OrderStepCommand, decideOrderStep, earningRefusal, orderEarnRecorded } from './member.earning';
+import { OrderEarn, OrderStepCommand, decideOrderStep, earningRefusal, orderEarnRecorded } from './member.earning';
 import { decideConfirmReservation } from './member.spending';
 import type { MemberAggregate } from './member.state';
 import { decideTier } from './member.tiers';
@@ -24,7 +24,7 @@ export interface MemberOrderStep {
 }
 
 export type MemberOrderStepOutcome =
-  | { ok: true; entry_ids: string[]; earn_entry_ids: string[]; events: MemberEvent[] }
+  | { ok: true; entry_ids: string[]; earn_entry_ids: string[]; earns: OrderEarn[]; events: MemberEvent[] }
   | { ok: false; error: string };
 
 export interface MemberOrderBatchDecision {
@@ -57,12 +57,14 @@ export const decideMemberOrderSteps = (
     let events: MemberEvent[];
     let entryIds: string[];
     let earnIds: string[];
+    let earns: OrderEarn[];
     try {
       const lines = step.earnLines && !orderEarnRecorded(s, ref) ? step.earnLines(s) : [];
       const decision = decideOrderStep(s, { ...step.command, earn: step.earnLines ? { lines } : null });
       events = [...decision.events];
       entryIds = [...decision.entry_ids];
       earnIds = decision.earn_entry_ids;
+      earns = decision.earns;
     } catch (e) {
       const error = refusalOf(e);
       if (error === null) throw e;
@@ -83,7 +85,7 @@ export const decideMemberOrderSteps = (
     // tier metrics moved: upgrades apply at once (this order earned at the old rate); refunds may downgrade
     const tier = events.length > 0 ? decideTier(s, p.tiers, p.at) : [];
     fold(tier);
-    outcomes.push({ ok: true, entry_ids: entryIds, earn_entry_ids: earnIds, events: [...events, ...tier] });
+    outcomes.push({ ok: true, entry_ids: entryIds, earn_entry_ids: earnIds, earns, events: [...events, ...tier] });
   }
   return { events: all, outcomes, state: s };
 };

@@ -1,6 +1,6 @@
 import type { Balances, LedgerEntryStatus, MemberState, MemberTier } from '@loyalty/contracts';
 import { parseInstant } from '@loyalty/domain-earning';
-import type { Bucket, EntryData, MemberEvent, SealedPii } from './member.events';
+import type { Bucket, EarnCopy, EntryData, MemberEvent, SealedPii } from './member.events';
 import { decodeMemberSnapshot, encodeMemberSnapshot } from './member.snapshot';
 
 export interface Entry extends EntryData {
@@ -12,13 +12,15 @@ export interface Entry extends EntryData {
   reversal_ids?: string[];
   /** redeems: the lots the spend came from, oldest first (a restore expires like the newest of them) */
   spent_from?: { entry_id: string; amount: number; expires_at: string | null }[];
+  /** earns: when a pending earn was released or rejected (retention counts from it; absent = created settled) */
+  settled_at?: string;
 }
 
 /**
  * A credit lot for FIFO spending and expiry. `expires_ms` is `expires_at` as epoch ms (parsed once);
  * `expired` once an expire entry has named the lot (cause `lot:<entry id>`).
  */
-export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; earned_at: string; expires_ms: number | null; expired: boolean }
+export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; expires_ms: number | null; expired: boolean }
 
 export interface Reservation { id: string; amount_cents: number; cart_ref: string | null; status: 'open' | 'confirmed' | 'released' | 'expired'; order_ref: string | null; entry_id: string | null; expires_at: string; created_at: string }
 export interface Voucher { id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string }
@@ -54,10 +56,12 @@ export interface MemberAggregate {
   lifetime_earned: number;
   lifetime_redeemed: number;
   /**
-   * The entries decisions may still reach (issue 13): every earn (refunds and cancellations have no
-   * deadline), migration adjusts not yet fully taken back, pending take-backs, redeems of vouchers
-   * the state still holds, and any entry recorded within the retention (`MEMBER_RETENTION`); the rest
-   * is left to the read models (ledger.finance_entries). Insertion order is recording order.
+   * The entries decisions may still reach (issue 13): pending and under-review earns, rejected earns
+   * of an order, earns recorded before issue 13 (their order streams keep no facts), migration
+   * adjusts not yet fully taken back, pending take-backs, redeems of vouchers the state still holds,
+   * and any entry recorded (or settled) within the retention (`MEMBER_RETENTION`). A settled earn of
+   * an order is answered by its order stream (`OrderEarn`); the rest is left to the read models
+   * (ledger.finance_entries). Insertion order is recording order (a restored earn goes last).
    */
   entries: Map<string, Entry>;
   /** only live lots are kept (spent ones are dropped at compaction); `lot_head` skips those spent since */
@@ -270,13 +274,13 @@ export const firstDatedLot = (s: Pick<MemberAggregate, 'dated_lots'>): Lot | nul
 /** Whether the member holds any points in lots. */
 export const holdsLots = (s: Pick<MemberAggregate, 'lots' | 'lot_head'>): boolean => s.lot_head < s.lots.length;
 
-const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void => {
+const addLot = (s: MemberAggregate, e: Entry, amount: number): void => {
   // a credit first pays back a negative balance; only the rest can be spent or expire
   const repay = Math.min(s.debt, Math.max(0, amount));
   s.debt -= repay;
   amount -= repay;
   if (amount <= 0) return;
-  const lot: Lot = { entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, earned_at: at, expires_ms: e.expires_at ? parseInstant(e.expires_at, 'expires_at') : null, expired: false };
+  const lot: Lot = { entry_id: e.id, remaining_cents: amount, expires_at: e.expires_at, expires_ms: e.expires_at ? parseInstant(e.expires_at, 'expires_at') : null, expired: false };
   s.lots.push(lot);
   s.lot_by_id.set(lot.entry_id, lot);
   if (lot.expires_ms !== null) heapPush(s.dated_lots, lot);
@@ -284,17 +288,17 @@ const addLot = (s: MemberAggregate, e: Entry, amount: number, at: string): void 
 };
 
 /** Applies a posted credit or debit to `available` and the lots. */
-const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at: string): void => {
+const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined): void => {
   s.available += e.amount_cents;
   switch (e.type) {
     case 'earn':
       s.lifetime_earned += e.amount_cents;
-      addLot(s, e, e.amount_cents, at);
+      addLot(s, e, e.amount_cents);
       break;
     case 'adjust':
       if (e.amount_cents > 0) {
         s.lifetime_earned += e.amount_cents;
-        addLot(s, e, e.amount_cents, at);
+        addLot(s, e, e.amount_cents);
       } else consume(s, -e.amount_cents);
       break;
     case 'redeem': {
@@ -319,7 +323,7 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
         // a restored voucher: points come back as a fresh lot expiring like the newest spent lot
         s.lifetime_redeemed -= e.amount_cents;
         const newest = parent.spent_from?.length ? parent.spent_from[parent.spent_from.length - 1].expires_at : null;
-        addLot(s, { ...e, expires_at: e.expires_at ?? newest }, e.amount_cents, at);
+        addLot(s, { ...e, expires_at: e.expires_at ?? newest }, e.amount_cents);
       } else if (parent?.type === 'earn' || (parent?.type === 'adjust' && parent.amount_cents > 0)) {
         s.lifetime_earned += e.amount_cents;
         const lot = s.lot_by_id.get(parent.id);
@@ -331,7 +335,7 @@ const applyPosted = (s: MemberAggregate, e: Entry, parent: Entry | undefined, at
         // points of the lot already spent: the take-back comes from the other lots (then debt)
         if (-e.amount_cents > take) consume(s, -e.amount_cents - take);
       } else if (e.amount_cents > 0) {
-        addLot(s, e, e.amount_cents, at);
+        addLot(s, e, e.amount_cents);
       } else {
         consume(s, -e.amount_cents);
       }
@@ -356,6 +360,17 @@ const eventMs = (event: MemberEvent): number => {
   const d = event.data as { at?: string; created_at?: string };
   const iso = event.type === 'EntryRecorded' ? d.created_at : d.at;
   return iso ? Date.parse(iso) : Number.NaN;
+};
+
+/**
+ * A settled earn of an order that compaction let go, put back from the copy its take-back carries
+ * (issue 13): the same entry the full fold holds (settled, so in the available bucket), so the
+ * take-back's effects and the read models' rows are the same as with a full history. The next
+ * compaction lets it go again.
+ */
+const restoreEarn = (s: MemberAggregate, copy: EarnCopy): void => {
+  const { reversed_cents, ...data } = copy;
+  s.entries.set(copy.id, { ...data, bucket: 'available', reversed_cents });
 };
 
 /**
@@ -399,7 +414,8 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.state = event.data.to;
       return s;
     case 'EntryRecorded': {
-      const d = event.data;
+      const { parent_earn: copy, ...d } = event.data;
+      if (copy && d.parent_entry_id === copy.id && !s.entries.has(copy.id)) restoreEarn(s, copy);
       const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
       s.entries.set(e.id, e);
       if (d.cause) addCause(s, d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
@@ -415,7 +431,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
           e.status = 'pending';
           (parent.reversal_ids ??= []).push(e.id);
         } else if (parent.bucket === 'available') {
-          applyPosted(s, e, parent, d.created_at);
+          applyPosted(s, e, parent);
         }
         if (Math.abs(parent.reversed_cents) >= Math.abs(parent.amount_cents)) {
           parent.status = 'reversed';
@@ -427,7 +443,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
         s.pending += d.amount_cents;
         if (d.type === 'earn' && d.amount_cents > 0) pushActivity(s, d.created_at, 0, d.amount_cents, 0);
       } else if (e.bucket === 'available') {
-        applyPosted(s, e, parent, d.created_at);
+        applyPosted(s, e, parent);
         if (d.type === 'earn' && d.amount_cents > 0) pushActivity(s, d.created_at, 0, d.amount_cents, 0);
       }
       if (d.type === 'earn' && s.state === 'registered' && e.status === 'posted') s.state = 'active';
@@ -442,12 +458,13 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.pending -= remaining;
       e.bucket = 'available';
       s.pending_earns.delete(e.id);
+      e.settled_at = event.data.at;
       e.status = remaining <= 0 ? 'reversed' : 'posted';
       setReversalStatus(s, e, e.status);
       // what is left after pending take-backs becomes available
       s.available += remaining;
       s.lifetime_earned += remaining;
-      addLot(s, e, remaining, event.data.at);
+      addLot(s, e, remaining);
       if (s.state === 'registered') s.state = 'active';
       return s;
     }
@@ -462,6 +479,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.pending -= e.amount_cents - e.reversed_cents;
       e.bucket = 'none';
       e.status = 'rejected';
+      e.settled_at = event.data.at;
       s.pending_earns.delete(e.id);
       setReversalStatus(s, e, 'rejected');
       if (e.type === 'earn' && e.amount_cents - e.reversed_cents > 0) pushActivity(s, e.created_at, 0, -(e.amount_cents - e.reversed_cents), 0);
@@ -550,7 +568,10 @@ export const MEMBER_RETENTION = { closedDays: 35, activityDays: 731, every: 32 }
 const entryOpen = (e: Entry, heldRedeems: ReadonlySet<string>): boolean => {
   switch (e.type) {
     case 'earn':
-      return true; // a refund or cancellation of its order may come at any time, and admin review answers on it
+      if (e.bucket === 'pending') return true; // pending or under review: released, rejected or taken back later
+      if (e.order_ref === null) return false; // no order can reach it (signup, referral): settled, it is closed
+      if (e.status === 'rejected') return true; // its order's refund arithmetic must know it earned nothing
+      return !e.order_facts; // settled: its order stream keeps its facts and answers refunds and cancellations
     case 'adjust':
       // a migration credit can be reversed with its batch until fully taken back
       return e.amount_cents > 0 && !!e.batch_id && e.reversed_cents < e.amount_cents;
@@ -630,7 +651,7 @@ export const compactMember = (s: MemberAggregate): MemberAggregate => {
   for (const v of s.vouchers.values()) heldRedeems.add(v.entry_id);
   for (const [id, e] of s.entries) {
     if (entryOpen(e, heldRedeems)) continue;
-    if (Date.parse(e.created_at) >= cutoff) continue;
+    if (Date.parse(e.settled_at ?? e.created_at) >= cutoff) continue;
     s.entries.delete(id);
   }
   // lots: only live ones (a spent lot never gets points back); the dated heap is rebuilt from them
@@ -663,20 +684,24 @@ export const evolveCompact = (s: MemberAggregate, event: MemberEvent): MemberAgg
 };
 
 /** The snapshot format: bump `version` whenever the shape of MemberAggregate changes, so older snapshots are ignored. */
-export const MEMBER_SNAPSHOT_VERSION = 'member-3';
+export const MEMBER_SNAPSHOT_VERSION = 'member-4';
 
 /** A decoded snapshot is used only if it has this version's shape (a guard beyond the format key). */
 const isMap = (x: unknown): boolean => Object.prototype.toString.call(x) === '[object Map]'; // whatever realm decoded it
 const isMemberState = (x: unknown): boolean => {
   const s = x as Partial<MemberAggregate> | null;
   return !!s && typeof s === 'object' && isMap(s.entries) && isMap(s.cause_at) && typeof s.clock_ms === 'number' && typeof s.since_compaction === 'number'
-    && Array.isArray(s.lots) && Array.isArray(s.activity) && !!s.activity_sums && Array.isArray(s.activity_sums.spend)
+    && Array.isArray(s.lots) && isMap(s.lot_by_id) && Array.isArray(s.dated_lots) && Array.isArray(s.activity) && !!s.activity_sums && Array.isArray(s.activity_sums.spend)
     && s.activity_sums.spend.length === s.activity.length + 1 && !('order' in s);
 };
 
-/** Rough bytes a state holds in memory (for caches bounded in bytes): O(1), from the sizes of its collections. */
+/**
+ * Rough bytes a state holds in memory (for caches bounded in bytes): O(1), from the sizes of its
+ * collections. Checked against V8's heap (round three): a fresh member takes ~2.7 KB (its empty
+ * maps and sealed PII), an order's earn with its lot, causes and activity ~1.8 KB (estimated 1.6).
+ */
 export const memberStateBytes = (s: MemberAggregate): number =>
-  2_048 + s.entries.size * 900 + s.lots.length * 220 + s.causes.size * 200 + s.activity.length * 120
+  2_800 + s.entries.size * 900 + s.lots.length * 220 + s.causes.size * 200 + s.activity.length * 120
   + s.vouchers.size * 400 + s.reservations.size * 350 + s.pending_earns.size * 60;
 
 /**

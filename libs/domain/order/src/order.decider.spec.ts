@@ -81,4 +81,24 @@ describe('order decider', () => {
     expect(s.fulfilled_at).toBe(T1);
     expect(s.delivered_at).toBe(T1);
   });
+
+  it('keeps the facts of its earns as each step recorded them (issue 13), and records none when a step has none', () => {
+    const entry = (status: 'posted' | 'reversed') => ({
+      id: 'LE-1', type: 'earn' as const, status, amount_cents: 100, reason_code: 'base', rule: 'base', parent_entry_id: null, release_at: null,
+      expires_at: null, created_at: T0, order_ref: 'O-1', cause: 'earn:O-1:base', release_on: null, order_facts: true,
+    });
+    let s = orderEvolver.initialState();
+    const step = (e: InboundOrderEvent, i: number, earns: { entry: ReturnType<typeof entry>; taken: [string, number][] }[] | undefined) => {
+      const plan = planOrderStep(s, e, { earn_on: 'order.paid' }, T0);
+      const recorded = orderStepEvent(e, { event_id: `EV-${i}`, member_id: 'M-1', at: T0, plan, entry_ids: [], earn_entry_ids: ['LE-1'], earns });
+      expect('earns' in recorded.data).toBe(!!earns?.length);
+      s = orderEvolver.evolve(s, recorded);
+    };
+    step(ev({ type: 'order.paid' }), 0, [{ entry: entry('posted'), taken: [] }]);
+    expect(s.earns.get('LE-1')).toEqual({ entry: entry('posted'), taken: [] });
+    step(ev({ type: 'order.placed' }), 1, []);
+    expect(s.earns.get('LE-1')?.taken).toEqual([]);
+    step({ type: 'order.refunded', order_ref: 'O-1', refund_ref: 'R1', refunded_cents: 10_000 }, 2, [{ entry: entry('reversed'), taken: [['LE-r1', 100]] }]);
+    expect(s.earns.get('LE-1')).toEqual({ entry: entry('reversed'), taken: [['LE-r1', 100]] });
+  });
 });

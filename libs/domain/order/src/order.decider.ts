@@ -1,5 +1,5 @@
 import type { InboundEvent, OrderEvent as InboundOrderEvent, OrderLine, ProgramSettings } from '@loyalty/contracts';
-import { orderCauses } from '@loyalty/domain-member';
+import { OrderEarn, orderCauses } from '@loyalty/domain-member';
 
 /**
  * The order stream `order-<tenant>-<orderRef>` (architecture.md "Streams"): one event per commerce
@@ -26,6 +26,8 @@ export interface OrderStepData {
   entry_ids: string[];
   /** present when this event ran the earning rules */
   earned: { gross_cents: number; entry_ids: string[] } | null;
+  /** the facts of the order's earns after this event (issue 13; absent on events recorded before it) */
+  earns?: OrderEarn[];
   /** tier activity this event recorded on the member (deltas) */
   spend_cents: number;
   orders: number;
@@ -61,6 +63,8 @@ export interface OrderAggregate {
   /** the gross the rules ran on (refund proportions use it) */
   earn_gross_cents: number | null;
   earn_entry_ids: string[];
+  /** what the order keeps of its earns (issue 13): refunds and cancellations of earns the member's state let go are decided on these */
+  earns: Map<string, OrderEarn>;
   refunded_cents: number;
   refunds: Map<string, { event_id: string; refunded_cents: number; entry_ids: string[] }>;
   /** net tier activity recorded on the member for this order */
@@ -75,7 +79,7 @@ export interface OrderAggregate {
 
 export const initialOrderState = (): OrderAggregate => ({
   exists: false, member_id: null, placed_at: null, paid_at: null, fulfilled_at: null, delivered_at: null, cancelled_at: null,
-  gross_cents: null, lines: null, payment_method: null, earned: false, earn_gross_cents: null, earn_entry_ids: [],
+  gross_cents: null, lines: null, payment_method: null, earned: false, earn_gross_cents: null, earn_entry_ids: [], earns: new Map(),
   refunded_cents: 0, refunds: new Map(), spend_cents: 0, orders: 0, version: null, processed: new Map(), cancel_entry_ids: [],
 });
 
@@ -118,6 +122,7 @@ export const evolveOrder = (s: OrderAggregate, event: OrderStreamEvent): OrderAg
     s.earn_gross_cents = d.earned.gross_cents;
     for (const id of d.earned.entry_ids) if (!s.earn_entry_ids.includes(id)) s.earn_entry_ids.push(id);
   }
+  for (const f of d.earns ?? []) s.earns.set(f.entry.id, f);
   s.spend_cents += d.spend_cents;
   s.orders += d.orders;
   switch (event.type) {
@@ -263,7 +268,7 @@ export const planOrderStep = (s: OrderAggregate, e: InboundOrderEvent, settings:
 /** The order stream event recording what the step did. */
 export const orderStepEvent = (
   e: InboundOrderEvent,
-  p: { event_id: string; member_id: string; at: string; plan: OrderPlan; entry_ids: string[]; earn_entry_ids: string[] },
+  p: { event_id: string; member_id: string; at: string; plan: OrderPlan; entry_ids: string[]; earn_entry_ids: string[]; earns?: OrderEarn[] },
 ): OrderStreamEvent => {
   const amount = e.type !== 'order.cancelled' && e.type !== 'order.refunded' ? e : null;
   const data: OrderStepData = {
@@ -275,6 +280,7 @@ export const orderStepEvent = (
     earned: p.plan.earn ? { gross_cents: p.plan.earn.gross_cents, entry_ids: p.earn_entry_ids } : null,
     spend_cents: p.plan.activity?.spend_cents ?? 0, orders: p.plan.activity?.orders ?? 0,
   };
+  if (p.earns?.length) data.earns = p.earns;
   if (e.type === 'order.refunded') return { type: 'OrderRefunded', data: { ...data, refund_ref: e.refund_ref, refunded_cents: e.refunded_cents } };
   return { type: ORDER_EVENT_TYPE[p.plan.step], data } as OrderStreamEvent;
 };

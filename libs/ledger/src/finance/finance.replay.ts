@@ -34,7 +34,8 @@ export const replayRollForward = async (store: EventStore, tenant: string, from:
       const inPeriod = at > f && at <= t;
       if (ev.type === 'EntryRecorded') {
         const d = ev.data;
-        const parent = d.parent_entry_id ? s.state.entries.get(d.parent_entry_id) : undefined;
+        // a take-back of a settled earn the state let go carries that earn (issue 13)
+        const parent = (d.parent_entry_id ? s.state.entries.get(d.parent_entry_id) : undefined) ?? d.parent_earn ?? undefined;
         const kinds: Partial<Movements> = {};
         if (d.type === 'earn') kinds.earned = d.amount_cents;
         else if (d.type === 'adjust') kinds.adjusted = d.amount_cents;

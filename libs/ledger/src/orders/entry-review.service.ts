@@ -20,8 +20,8 @@ export class EntryReviewService {
     const { state } = await this.members.decide(where.tenant, where.member_id, (s) => {
       if (!s.exists || s.state === 'deleted' || s.state === 'anonymised') throw notFound('ledger entry');
       const out = decideReviewEntry(s, { entry_id: entryId, action, actor, at });
-      // the index knows the entry; the member's decision state keeps every earn but lets closed entries of
-      // other types go (issue 13): one it no longer holds is not an earn, so it is not under review either
+      // the index knows the entry; the member's decision state lets closed entries go after the retention
+      // (issue 13; an earn once settled): one it no longer holds is not under review
       if ('refusal' in out) throw problem('invalid-state', out.refusal === 'not-found' ? `ledger entry ${entryId} is not under review` : out.refusal);
       return { events: out.events, result: null };
     });

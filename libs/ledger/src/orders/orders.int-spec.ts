@@ -250,6 +250,44 @@ describe('order processing (PostgreSQL)', () => {
     ), { numRuns: 15 });
   });
 
+  it('refunds and a cancellation a year later are exact after the member state let the settled earns go (issue 13: the order stream keeps their facts)', async () => {
+    const p = await program({ rules: [base({ earn_rate_pct: 10 }), { id: 'boost', name: 'Boost', type: 'base', earn_rate_pct: 5, timing: 'paid' }] });
+    const tenant = `${p.id}_test`; // the sandbox: its clock can be moved
+    await send(tenant, { type: 'order.paid', order_ref: 'Y-1', gross_cents: 10_001, email: 'yara@example.com' });
+    await send(tenant, { type: 'order.paid', order_ref: 'Y-2', gross_cents: 3_333, email: 'yara@example.com' });
+    const id = await memberOf(tenant, 'yara@example.com');
+    const earnIds = (await ledger(tenant, id)).filter((e) => e.type === 'earn').map((e) => e.id);
+    expect(earnIds).toHaveLength(4);
+    // a year of other activity: the member's clock moves on and compaction runs (every 32 events)
+    for (let i = 0; i < 40; i++) {
+      await programs.advanceTestClock(p.id, 10 * 86_400);
+      await send(tenant, { type: 'order.paid', order_ref: `Y-x${i}`, gross_cents: 100, email: 'yara@example.com' });
+    }
+    const { state } = await ctx.handler.load(memberStream(tenant, id), memberEvolver);
+    for (const e of earnIds) expect(state.entries.has(e)).toBe(false); // let go
+    const before = (await view(tenant, id)).balances;
+    // Y-1 earned 1 000 + 500: a refund of a third takes back floor(1 500 × 3 334 / 10 001) = 500, then the rest
+    const r1 = await send(tenant, { type: 'order.refunded', order_ref: 'Y-1', refund_ref: 'R1', refunded_cents: 3_334 });
+    expect(r1.status).toBe('completed');
+    expect((await view(tenant, id)).balances.available_cents).toBe(before.available_cents - 500);
+    const r2 = await send(tenant, { type: 'order.refunded', order_ref: 'Y-1', refund_ref: 'R2', refunded_cents: 6_667 });
+    expect((await view(tenant, id)).balances.available_cents).toBe(before.available_cents - 1_500);
+    // the same refund again is the same refund
+    expect(await send(tenant, { type: 'order.refunded', order_ref: 'Y-1', refund_ref: 'R2', refunded_cents: 6_667 })).toEqual(r2);
+    // Y-2 earned 333 + 166; cancelled: all of it
+    const c = await send(tenant, { type: 'order.cancelled', order_ref: 'Y-2' });
+    expect(c.ledger_entry_ids).toHaveLength(2);
+    const after = await expectConsistent(tenant, id);
+    expect(after.balances.available_cents).toBe(before.available_cents - 1_500 - 499);
+    expect(after.balances.lifetime_earned_cents).toBe(before.lifetime_earned_cents - 1_999);
+    // the read model shows every earn of both orders fully taken back, and the take-backs name them
+    const rows = await ledger(tenant, id);
+    for (const e of earnIds) expect(rows.find((x) => x.id === e)?.status).toBe('reversed');
+    const takeBacks = rows.filter((x) => x.type === 'reverse');
+    expect(takeBacks.reduce((a, x) => a + x.amount_cents, 0)).toBe(-1_999);
+    expect(new Set(takeBacks.map((x) => x.parent_entry_id))).toEqual(new Set(earnIds));
+  });
+
   it('a refund takes from pending earns first; the balance may go negative when points were spent', async () => {
     const p = await program({ rules: [base({ earn_rate_pct: 10 }), { id: 'rw', name: 'Return window', type: 'base', earn_rate_pct: 10, timing: 'return_window' }] });
     await send(p.id, { type: 'order.paid', order_ref: 'I-1', gross_cents: 10_000, email: 'ivy@example.com' });

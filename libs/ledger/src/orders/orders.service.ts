@@ -3,7 +3,7 @@ import type {
 } from '@loyalty/contracts';
 import { EarnLine, computeEarnings } from '@loyalty/domain-earning';
 import {
-  MemberAggregate, MemberEvent, MemberOrderStep, MemberRuleError, decideConfirmReservation, decideMemberOrderSteps, decideOrderStep, decideTier,
+  MemberAggregate, MemberEvent, MemberOrderStep, MemberRuleError, OrderEarn, decideConfirmReservation, decideMemberOrderSteps, decideOrderStep, decideTier,
   earningRefusal, memberEvolver, orderCauses, orderEarnRecorded,
 } from '@loyalty/domain-member';
 import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
@@ -169,7 +169,7 @@ export class OrdersService {
       if (steps) steps.push(p);
       else byMember.set(key, [p]);
     }
-    const decided: { p: Planned; entry_ids: string[]; earn_entry_ids: string[] }[] = [];
+    const decided: { p: Planned; entry_ids: string[]; earn_entry_ids: string[]; earns: OrderEarn[] }[] = [];
     await Promise.all([...byMember.entries()].map(async ([stream, steps]) => {
       const tenant = reqs[steps[0].i].tenant;
       const program = programs.get(tenant)!;
@@ -185,7 +185,7 @@ export class OrdersService {
           };
         });
         result.forEach((o, n) => {
-          if (o.ok) decided.push({ p: steps[n], entry_ids: o.entry_ids, earn_entry_ids: o.earn_entry_ids });
+          if (o.ok) decided.push({ p: steps[n], entry_ids: o.entry_ids, earn_entry_ids: o.earn_entry_ids, earns: o.earns });
           else out[steps[n].i] = failed(o.error);
         });
       } catch (err) {
@@ -194,10 +194,10 @@ export class OrdersService {
     }));
     if (decided.length > 0) crashPoint('ledger.event.process:after-member-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
     // 3. each order stream records its step (one group commit)
-    await Promise.all(decided.map(async ({ p, entry_ids, earn_entry_ids }) => {
+    await Promise.all(decided.map(async ({ p, entry_ids, earn_entry_ids, earns }) => {
       const req = reqs[p.i];
       const stream = orderStream(req.tenant, p.e.order_ref);
-      const recorded = orderStepEvent(p.e, { event_id: req.event_id, member_id: p.memberId, at: p.at, plan: p.plan, entry_ids, earn_entry_ids });
+      const recorded = orderStepEvent(p.e, { event_id: req.event_id, member_id: p.memberId, at: p.at, plan: p.plan, entry_ids, earn_entry_ids, earns });
       try {
         await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
           if (current !== p.revision) throw new StaleOrder();
@@ -220,7 +220,7 @@ export class OrdersService {
     const reservationId = 'reservation_id' in p.e ? p.e.reservation_id : undefined;
     return {
       command: {
-        order: { order_ref: p.e.order_ref, earn_entry_ids: p.order.earn_entry_ids, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
+        order: { order_ref: p.e.order_ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
         at: p.at, expiry: program.settings.expiry, return_window_days: program.settings.return_window_days, entryId,
         refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
       },
@@ -256,7 +256,7 @@ export class OrdersService {
         const effects = await this.applyToMember(req, e, { memberId, order, plan, program, at });
         crashPoint('ledger.event.process:after-member-append'); // test-only hook, inert unless LOYALTY_CRASH_POINT names it
 
-        const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids });
+        const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids, earns: effects.earns });
         try {
           await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
             if (current !== revision) throw new StaleOrder();
@@ -299,7 +299,7 @@ export class OrdersService {
   private async applyToMember(
     req: ProcessEventRequest, e: InboundOrderEvent,
     p: { memberId: string; order: OrderAggregate; plan: OrderPlan; program: Program; at: string },
-  ): Promise<{ entry_ids: string[]; earn_entry_ids: string[]; changed: boolean }> {
+  ): Promise<{ entry_ids: string[]; earn_entry_ids: string[]; earns: OrderEarn[]; changed: boolean }> {
     const { tenant } = req;
     const ref = e.order_ref;
     const entryId = (cause: string) => entryIdFor(tenant, cause, req.received_at);
@@ -310,7 +310,7 @@ export class OrdersService {
       if (refusal) throw new OrderEventFailure(refusal);
       const lines = p.plan.earn && !orderEarnRecorded(s, ref) ? await this.earnLines(tenant, s, ref, p.plan.earn, p.program, p.at) : [];
       const decision = decideOrderStep(s, {
-        order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
+        order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
         at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,
         earn: p.plan.earn ? { lines } : null, refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
       });
@@ -322,7 +322,7 @@ export class OrdersService {
           const key = memberEventKey(ev);
           return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
         }),
-        result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, changed: events.length > 0 },
+        result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, earns: decision.earns, changed: events.length > 0 },
       };
     });
     return result;
