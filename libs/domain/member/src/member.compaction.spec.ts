@@ -356,6 +356,7 @@ class World {
 describe('the compacted member state decides exactly as the full history does (issue 13)', () => {
   it('over random multi-year histories, at every step', () => {
     const dropped = { entries: 0, earns: 0, causes: 0, activity: 0, vouchers: 0 };
+    // a fixed seed (FC_SEED explores others): the coverage checks at the end must not depend on the draw
     fc.assert(fc.property(fc.constantFrom(...POLICIES), fc.array(action, { minLength: 40, maxLength: 160 }), (policy, actions) => {
       const w = new World(policy);
       for (const x of actions) {
@@ -367,7 +368,7 @@ describe('the compacted member state decides exactly as the full history does (i
       dropped.causes += w.full.causes.size - w.compact.causes.size;
       dropped.activity += w.full.activity.length - w.compact.activity.length;
       dropped.vouchers += w.full.vouchers.size - w.compact.vouchers.size;
-    }), { numRuns: Number(process.env.FC_RUNS ?? 20), endOnFailure: true });
+    }), { numRuns: Number(process.env.FC_RUNS ?? 20), seed: Number(process.env.FC_SEED ?? 20261126), endOnFailure: true });
     process.stdout.write(`dropped over the runs: ${JSON.stringify(dropped)}\n`);
     // the histories were long enough for compaction to have dropped every kind of item
     expect(dropped.entries).toBeGreaterThan(0);
