@@ -42,7 +42,7 @@ import { countPoints } from './projections/points-metrics';
     { provide: MembersService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new MembersService(ctx) },
     // the ledger's use cases, each given only what it uses
     { provide: ReadMembersService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new ReadMembersService(m, ctx, ctx.pool, ctx.programs) },
-    { provide: EraseMemberService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new EraseMemberService(m, ctx.pool, ctx.vault) },
+    { provide: EraseMemberService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new EraseMemberService(m, ctx.pool, ctx.vault, (p) => ctx.settle(p, 10_000)) },
     { provide: AdjustPointsService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new AdjustPointsService(m, ctx.programs) },
     { provide: ChangeMemberStateService, inject: [MembersService], useFactory: (m: MembersService) => new ChangeMemberStateService(m) },
     { provide: ReferralRewardService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new ReferralRewardService(m, ctx.programs) },

@@ -2,6 +2,7 @@ import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
+import type { WireHead } from '@loyalty/event-store';
 import { ExpirySweeper } from './expiry/expiry.sweeper';
 import { SpendingContext } from './spending.context';
 import { QuoteInput, ReservationsService, ReserveInput } from './reservations/reservations.service';
@@ -56,8 +57,8 @@ export class RedemptionMessages {
 
   /** The admin plane wiped a sandbox (the ledger deleted its streams): this service forgets it and deletes its rows of it. */
   @MessagePattern(P.wipe)
-  wipe(@Payload() p: T) {
-    return reply(async () => ({ forgotten: true, ...(await this.ctx.wipe(p.tenant)) }));
+  wipe(@Payload() p: T & { head?: WireHead | null }) {
+    return reply(async () => ({ forgotten: true, ...(await this.ctx.wipe(p.tenant, p.head)) }));
   }
 
   /** Called by the admin plane right after a sandbox test clock moves. */

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Pool, PoolClient } from 'pg';
 import { PATTERNS, memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, decideOn, wipeTenantRows } from '@loyalty/event-store';
+import { CommandHandler, Decision, EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, WireHead, decideOn, wipeTenantRows } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
 import { AppConfig } from '@loyalty/platform';
@@ -76,9 +76,9 @@ export class SpendingContext {
    * This service's part of a sandbox wipe (the ledger deleted the streams first): no cached state
    * of the deleted member streams survives, and the sandbox's redemption rows go.
    */
-  async wipe(tenant: string): Promise<{ rows: number }> {
+  async wipe(tenant: string, head?: WireHead | null): Promise<{ rows: number }> {
     this.handler.forget();
-    return { rows: await wipeTenantRows(this.store, this.pool, this.runner ? [this.runner] : [], REDEMPTION_TENANT_TABLES, tenant) };
+    return { rows: await wipeTenantRows(this.store, this.pool, this.runner ? [this.runner] : [], REDEMPTION_TENANT_TABLES, tenant, head) };
   }
 
   async load(tenant: string, memberId: string): Promise<MemberAggregate> {

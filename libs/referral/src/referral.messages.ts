@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS, TenantScoped } from '@loyalty/contracts';
-import { wipeTenantRows } from '@loyalty/event-store';
+import { WireHead, wipeTenantRows } from '@loyalty/event-store';
 import { reply } from '@loyalty/messaging';
 import { CreateReferralInput, CreateReferralService } from './create-referral/create-referral.service';
 import { ReferralDetailsService } from './referral-details/referral-details.service';
@@ -42,10 +42,10 @@ export class ReferralMessages {
    * batches gather for a moment) are swept up once it has caught up.
    */
   @MessagePattern(P.wipe)
-  wipe(@Payload() p: TenantScoped) {
+  wipe(@Payload() p: TenantScoped & { head?: WireHead | null }) {
     return reply(async () => {
       this.ctx.handler.forget();
-      return { forgotten: true, rows: await wipeTenantRows(this.ctx.store, this.ctx.pool, this.ctx.runner ? [this.ctx.runner] : [], REFERRAL_TENANT_TABLES, p.tenant) };
+      return { forgotten: true, rows: await wipeTenantRows(this.ctx.store, this.ctx.pool, this.ctx.runner ? [this.ctx.runner] : [], REFERRAL_TENANT_TABLES, p.tenant, p.head) };
     });
   }
 }

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
-import { wipeTenantRows } from '@loyalty/event-store';
+import { WireHead, wipeTenantRows } from '@loyalty/event-store';
 import { reply } from '@loyalty/messaging';
 import { CreateEndpointInput, EndpointsService } from './endpoints/endpoints.service';
 import { ExpiringSoonSweeper } from './expiring/expiring-soon.sweeper';
@@ -42,7 +42,7 @@ export class WebhookMessages {
 
   /** The admin plane wiped a sandbox (the ledger deleted its streams): this service deletes its rows of it. */
   @MessagePattern(P.wipe)
-  wipe(@Payload() p: T) {
-    return reply(async () => ({ rows: await wipeTenantRows(this.ctx.store, this.ctx.pool, this.ctx.runner ? [this.ctx.runner] : [], WEBHOOK_TENANT_TABLES, p.tenant) }));
+  wipe(@Payload() p: T & { head?: WireHead | null }) {
+    return reply(async () => ({ rows: await wipeTenantRows(this.ctx.store, this.ctx.pool, this.ctx.runner ? [this.ctx.runner] : [], WEBHOOK_TENANT_TABLES, p.tenant, p.head) }));
   }
 }

@@ -72,8 +72,10 @@ export class LedgerTimeAdminController {
     // each owner wipes its own part: the ledger the sandbox's streams and its rows first (no service
     // sees the sandbox's events after that), then every other service its rows and caches, then the
     // gateway its idempotency records and rejected calls, and the programme store the test clock
-    await this.bus.requestAs(tenant, PATTERNS.ledger.wipe, {});
-    await Promise.all([PATTERNS.ingest.wipe, PATTERNS.referral.wipe, PATTERNS.redemption.wipe, PATTERNS.webhook.wipe].map((p) => this.bus.requestAs(tenant, p, {})));
+    const ledger = await this.bus.requestAs<{ head?: { commit: string; prepare: string } }>(tenant, PATTERNS.ledger.wipe, {});
+    // the head before the streams went: each service's runners get past it before its rows are deleted
+    const head = ledger?.head ?? null;
+    await Promise.all([PATTERNS.ingest.wipe, PATTERNS.referral.wipe, PATTERNS.redemption.wipe, PATTERNS.webhook.wipe].map((p) => this.bus.requestAs(tenant, p, { head })));
     await deleteTenantRows(this.pool, ['gateway.idempotency'], tenant);
     await this.rejected.forgetSandbox(pid);
     await this.programs.resetTestClock(pid);

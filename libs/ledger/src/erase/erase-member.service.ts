@@ -1,12 +1,17 @@
 import { Pool } from 'pg';
 import type { MemberView } from '@loyalty/contracts';
+import type { Position } from '@loyalty/event-store';
 import { decideErase } from '@loyalty/domain-member';
 import { newId } from '@loyalty/platform';
 import { MembersService } from '../members/members.service';
 import { PiiVault } from '../pii/pii.vault';
 
 export class EraseMemberService {
-  constructor(private readonly members: MembersService, private readonly pool: Pool, private readonly vault: PiiVault) {}
+  /** `settle`: waits until the ledger's read models have applied a position (read-your-writes). */
+  constructor(
+    private readonly members: MembersService, private readonly pool: Pool, private readonly vault: PiiVault,
+    private readonly settle: (position: Position) => Promise<void> = async () => undefined,
+  ) {}
 
   /**
    * DELETE /v1/members/{id}: releases open reservations, voids open vouchers, forfeits the
@@ -15,7 +20,10 @@ export class EraseMemberService {
   async erase(tenant: string, raw: string, at: string): Promise<MemberView> {
     const memberId = await this.members.resolveId(tenant, raw);
     const erasure = { member_id: memberId, at, entryIds: () => newId('LE') };
-    await this.members.decide(tenant, memberId, (s) => ({ events: decideErase(s, erasure), result: null }));
+    const out = await this.members.decide(tenant, memberId, (s) => ({ events: decideErase(s, erasure), result: null }));
+    // The read models apply the erasure (the members row loses its identifiers) before the key goes:
+    // a projection batch still writing the member's earlier, decrypted row cannot land after the scrub below.
+    if (out.append) await this.settle(out.append.position).catch(() => undefined);
     await this.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
     await this.vault.destroy(tenant, memberId);
     // the projection row keeps no PII once the key is gone

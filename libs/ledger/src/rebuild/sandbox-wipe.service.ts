@@ -1,4 +1,4 @@
-import { catchUpReadModels, deleteTenantStreams } from '@loyalty/event-store';
+import { WireHead, catchUpReadModels, committedHead, deleteTenantStreams, toWire } from '@loyalty/event-store';
 import { deleteTenantRows, inTransaction, parseTenantKey, problem } from '@loyalty/platform';
 import { LedgerContext } from '../ledger.context';
 
@@ -18,9 +18,11 @@ export const LEDGER_TENANT_TABLES = [
 export class SandboxWipeService {
   constructor(private readonly ctx: LedgerContext, private readonly onWiped: (tenant: string) => void = () => undefined) {}
 
-  async wipe(tenant: string): Promise<{ wiped: true; tenant: string; streams: number; rows: number }> {
+  /** `head`: the newest committed event before the delete; the other services' wipes catch up with it (wipeTenantRows). */
+  async wipe(tenant: string): Promise<{ wiped: true; tenant: string; streams: number; rows: number; head: WireHead }> {
     const t = parseTenantKey(tenant);
     if (t.mode !== 'test') throw problem('rule-ineligible', 'Only a sandbox (test mode) can be wiped');
+    const before = await committedHead(this.ctx.store);
     let streams = 0;
     let rows = 0;
     await inTransaction(this.ctx.pool, async (tx) => {
@@ -33,8 +35,9 @@ export class SandboxWipeService {
     this.onWiped(tenant);
     // the ledger's runner may have read the sandbox's events before the delete and written rows
     // since (its batches gather for a moment): let it catch up, then sweep them up
+    await Promise.all(this.ctx.runners.map((r) => r.waitFor(before, 10_000).catch(() => undefined)));
     await catchUpReadModels(this.ctx.store, this.ctx.runners, 10_000);
     rows += await deleteTenantRows(this.ctx.pool, LEDGER_TENANT_TABLES, tenant);
-    return { wiped: true, tenant, streams, rows };
+    return { wiped: true, tenant, streams, rows, head: toWire(before) };
   }
 }
