@@ -59,9 +59,12 @@ export const target = async (overrides: Partial<AppConfig> = {}): Promise<Target
   };
 };
 
+/** The Node flags `npm start` runs the service with (tools/node-flags: heap tuning), so the benchmark measures what it runs. */
+export const nodeFlags = (): string[] => readFileSync(join(__dirname, '../../../tools/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
+
 const startChild = (config: Partial<AppConfig>): Promise<{ url: string; port: number; pid: number | undefined; stop: () => Promise<void> }> =>
   new Promise((res, rej) => {
-    const extra = (process.env.BENCH_CHILD_EXEC_ARGV ?? '').split(/\s+/).filter(Boolean);
+    const extra = [...nodeFlags(), ...(process.env.BENCH_CHILD_EXEC_ARGV ?? '').split(/\s+/).filter(Boolean)];
     const child: ChildProcess = fork(join(__dirname, 'standalone-child.js'), [], {
       env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(config) }, stdio: 'inherit', execArgv: [...process.execArgv, ...extra],
     });

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { Pool } from 'pg';
 import { PostgresEventStore } from '@loyalty/event-store';
 import { freshDatabaseUrl } from '../../apps/standalone/src/testing/harness';
+import { nodeFlags } from './bench-kit';
 
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -38,7 +39,7 @@ export class Service {
 
   async start(): Promise<void> {
     // BENCH_CHILD_EXEC_ARGV (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to the service's node
-    const execArgv = (process.env.BENCH_CHILD_EXEC_ARGV ?? '').split(' ').filter(Boolean);
+    const execArgv = [...nodeFlags(), ...(process.env.BENCH_CHILD_EXEC_ARGV ?? '').split(' ').filter(Boolean)];
     const child = spawn(process.execPath, [...execArgv, '-r', './tools/register-paths.js', 'dist/apps/standalone/src/main.js'], {
       env: { ...process.env, ...this.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, stdio: ['ignore', 'ignore', 'inherit'],
     });

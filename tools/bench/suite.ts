@@ -41,6 +41,9 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runPgbench, scratchData
  *   BENCH_BARE_PROCESS     same|child  where the bare route runs (default: where the service runs:
  *                          `child`, or `same` with BENCH_IN_PROCESS=1)
  *   BENCH_BARE_POOL        16          pg pool of the bare route
+ *   BENCH_WARMUP_SECONDS   3 [1]       each load runs this long, unmeasured, before it is measured (JIT, caches,
+ *                          pools: the figure is the service's steady state, not its first seconds)
+ *   BENCH_WARMUP_EVENTS    2000 [500]  ingest: events posted and drained, unmeasured, before the measured ones
  *   BENCH_OUT              path of the JSON result (default: $TMPDIR/loyalty-bench-<mode>-<time>.json)
  */
 
@@ -50,6 +53,8 @@ const q = (name: string, full: number, quick: number): number => env(name, QUICK
 const SETTINGS = {
   baselineSeconds: q('BENCH_BASELINE_SECONDS', 10, 3),
   seconds: q('BENCH_SECONDS', 10, 3),
+  warmupSeconds: q('BENCH_WARMUP_SECONDS', 3, 1),
+  warmupEvents: q('BENCH_WARMUP_EVENTS', 2000, 500),
   events: q('BENCH_EVENTS', 20_000, 2000),
   ingestMembers: q('BENCH_MEMBERS', 1000, 200),
   ingestInFlight: env('BENCH_IN_FLIGHT', 4),
@@ -160,6 +165,9 @@ const fundedMembers = async (c: Ctx, programId: string, key: string, n: number):
 /** autocannon over `connections` for SETTINGS.seconds; counts only 2xx replies. */
 const load = async (name: string, t: Target, key: string, connections: number, req: autocannon.Request): Promise<{ rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; statuses: Record<string, number>; cpu: string }> => {
   const statuses: Record<string, number> = {};
+  if (SETTINGS.warmupSeconds > 0) {
+    await autocannon({ url: t.url, connections, duration: SETTINGS.warmupSeconds, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, requests: [req] });
+  }
   const meter = await cpuMeter(t);
   const r = await autocannon({
     url: t.url, connections, duration: SETTINGS.seconds,
@@ -184,11 +192,17 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
       const tenant = liveTenant(programId);
       log(`ingest: enrolling ${SETTINGS.ingestMembers} members`);
       const customers = await enrolMembers(c.t, key, SETTINGS.ingestMembers, c.tag);
+      if (SETTINGS.warmupEvents > 0) {
+        const warm = Array.from({ length: SETTINGS.warmupEvents }, (_, i) => orderPaid(`WARM-${c.tag}-${i}`, customers[i % customers.length], i));
+        log(`ingest: warming up with ${warm.length} order.paid (not measured)`);
+        await postEvents(c.t, key, warm, { batch: 100, inFlight: SETTINGS.ingestInFlight });
+        await waitDrained(c.t, key, db, tenant, warm.length, { everyMs: 100 });
+      }
       const events = Array.from({ length: SETTINGS.events }, (_, i) => orderPaid(`ORD-${c.tag}-${i}`, customers[i % customers.length], i));
       log(`ingest: posting ${SETTINGS.events} order.paid, batches of 100, ${SETTINGS.ingestInFlight} in flight`);
       const meter = await cpuMeter(c.t);
       const posted = await postEvents(c.t, key, events, { batch: 100, inFlight: SETTINGS.ingestInFlight });
-      const drained = await waitDrained(c.t, key, db, tenant, SETTINGS.events, { everyMs: 100 });
+      const drained = await waitDrained(c.t, key, db, tenant, SETTINGS.warmupEvents + SETTINGS.events, { everyMs: 100 });
       const cpu = cpuPerOp(await meter.stop(), SETTINGS.events);
       const s = (drained.doneAt - posted.firstPostAt) / 1000;
       const failed = drained.counts ? drained.counts.failed : (drained.anyFailed ? NaN : 0);
@@ -247,11 +261,9 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
     let pairs = 0;
     let failures = 0;
     let lastError = '';
-    const latencies: number[] = [];
-    const meter = await cpuMeter(c.t);
-    const t0 = now();
-    const end = t0 + SETTINGS.seconds * 1000;
-    await Promise.all(Array.from({ length: 16 }, async () => {
+    let latencies: number[] = [];
+    let end = now() + SETTINGS.warmupSeconds * 1000;
+    const clients = () => Promise.all(Array.from({ length: 16 }, async () => {
       while (now() < end) {
         const i = n++;
         const p0 = now();
@@ -264,6 +276,12 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
         latencies.push(now() - p0);
       }
     }));
+    if (SETTINGS.warmupSeconds > 0) await clients(); // not measured
+    pairs = 0; failures = 0; latencies = [];
+    const meter = await cpuMeter(c.t);
+    const t0 = now();
+    end = t0 + SETTINGS.seconds * 1000;
+    await clients();
     const s = (now() - t0) / 1000;
     const cpu = cpuPerOp(await meter.stop(), pairs);
     if (failures > pairs * 0.1) throw new Error(`${failures} failed pairs vs ${pairs} completed; last: ${lastError}`);
@@ -275,6 +293,10 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
   import: async (c) => {
     const { programId, key } = await benchProgram(c.t);
     const entries = Array.from({ length: SETTINGS.importMembers }, (_, i) => ({ email: `i${c.tag}-${i}@bench.test`, external_ref: `legacy-${c.tag}-${i}`, amount_cents: 1000 + i }));
+    if (SETTINGS.warmupSeconds > 0) { // one smaller import first, not measured
+      const warm = Array.from({ length: Math.ceil(entries.length / 10) }, (_, i) => ({ email: `w${c.tag}-${i}@bench.test`, external_ref: `warm-${c.tag}-${i}`, amount_cents: 1000 + i }));
+      await importMigration(c.t, programId, 'live', warm);
+    }
     const meter = await cpuMeter(c.t);
     const r = await importMigration(c.t, programId, 'live', entries);
     const cpu = cpuPerOp(await meter.stop(), entries.length);
