@@ -131,6 +131,14 @@ export const statusCounts = async (db: Client | null, tenant: string): Promise<S
   return c;
 };
 
+/** How many of the tenant's events are queued or running (the partial index of open rows), or `null` without the database. */
+export const openCount = async (db: Client | null, tenant: string): Promise<number | null> => {
+  if (!db) return null;
+  const { rows } = await db.query<{ n: number }>(
+    `select count(*)::int as n from ingest.events where tenant = $1 and status in ('queued', 'running')`, [tenant]);
+  return rows[0].n;
+};
+
 /** Whether the tenant has any event with this status, through GET /v1/events (no counts in the API). */
 const anyWithStatus = async (t: Target, key: string, status: string): Promise<boolean> =>
   (await json(t.url, 'GET', `/v1/events?status=${status}&limit=1`, key)).data.length > 0;
@@ -146,15 +154,20 @@ export const waitDrained = async (t: Target, key: string, db: Client | null, ten
   const timeline: { at: number; done: number }[] = [];
   let lastLog = 0;
   for (;;) {
-    const c = await statusCounts(db, tenant);
-    if (c) {
-      const done = c.completed + c.failed;
-      timeline.push({ at: now(), done });
+    // Polled often, so it reads only the open rows (a partial index): counting every row of the
+    // tenant each time cost PostgreSQL about 20 ms a poll at 20,000 events, charged to the service's
+    // CPU per event. The full counts are read once, when nothing is open.
+    const open = await openCount(db, tenant);
+    if (open !== null) {
+      timeline.push({ at: now(), done: Math.max(0, expected - open) });
       if (opts.progress !== false && now() - lastLog > 5000) {
         lastLog = now();
-        log(`queued ${c.queued}, running ${c.running}, completed ${c.completed}, failed ${c.failed}`);
+        log(`open (queued or running) ${open} of ${expected}`);
       }
-      if (c.queued === 0 && c.running === 0 && done >= expected) return { doneAt: now(), counts: c, anyFailed: c.failed > 0, timeline };
+      if (open === 0) {
+        const c = (await statusCounts(db, tenant))!;
+        if (c.queued === 0 && c.running === 0 && c.completed + c.failed >= expected) return { doneAt: now(), counts: c, anyFailed: c.failed > 0, timeline };
+      }
     } else if (!(await anyWithStatus(t, key, 'queued')) && !(await anyWithStatus(t, key, 'running'))) {
       return { doneAt: now(), counts: null, anyFailed: await anyWithStatus(t, key, 'failed'), timeline };
     }
