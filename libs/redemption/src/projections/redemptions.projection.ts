@@ -19,10 +19,16 @@ export class RedemptionsProjection implements Projection {
   /** New rows of the batch not written yet: inserted in one statement each, before any update reads them. */
   private issued: unknown[][] = [];
   private opened: unknown[][] = [];
+  /** Status moves of the batch not written yet, by kind: one set-based statement each, after the inserts. */
+  private moves = emptyMoves();
+  /** The rows a staged move touches: a second move of the same row in one batch writes the first before it. */
+  private moved = new Set<string>();
 
   async beforeBatch(): Promise<void> {
     this.issued = [];
     this.opened = [];
+    this.moves = emptyMoves();
+    this.moved.clear();
   }
 
   async afterBatch(tx: PoolClient): Promise<void> {
@@ -30,17 +36,19 @@ export class RedemptionsProjection implements Projection {
   }
 
   private async flush(tx: PoolClient): Promise<void> {
-    const issued = this.issued;
-    const opened = this.opened;
+    const { issued, opened, moves } = this;
     this.issued = [];
     this.opened = [];
+    this.moves = emptyMoves();
+    this.moved.clear();
     const col = (rows: unknown[][], i: number) => rows.map((r) => r[i]);
+    const cols = (rows: unknown[][], n: number) => Array.from({ length: n }, (_, i) => col(rows, i));
     if (issued.length) {
       await tx.query(
         `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
          select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
          on conflict (tenant, id) do nothing`,
-        Array.from({ length: 11 }, (_, i) => col(issued, i)));
+        cols(issued, 11));
     }
     if (opened.length) {
       await tx.query(
@@ -49,8 +57,45 @@ export class RedemptionsProjection implements Projection {
          from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[])
            as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at)
          on conflict (tenant, id) do nothing`,
-        Array.from({ length: 7 }, (_, i) => col(opened, i)));
+        cols(opened, 7));
     }
+    // each update moves a row out of the status it names, so replaying an event changes nothing
+    if (moves.used.length) {
+      await tx.query(
+        `update redemption.redemptions r set status = 'used', order_ref = u.order_ref, updated_at = now()
+         from unnest($1::text[], $2::text[], $3::text[]) as u(tenant, id, order_ref)
+         where r.tenant = u.tenant and r.id = u.id and r.status = 'created'`,
+        cols(moves.used, 3));
+    }
+    if (moves.restored.length) {
+      await tx.query(
+        `update redemption.redemptions r set status = u.status, updated_at = now()
+         from unnest($1::text[], $2::text[], $3::text[]) as u(tenant, id, status)
+         where r.tenant = u.tenant and r.id = u.id and r.status = 'created'`,
+        cols(moves.restored, 3));
+    }
+    if (moves.confirmed.length) {
+      await tx.query(
+        `update redemption.reservations r set status = 'confirmed', order_ref = u.order_ref, ledger_entry_id = u.entry_id, updated_at = now()
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as u(tenant, id, order_ref, entry_id)
+         where r.tenant = u.tenant and r.id = u.id and r.status = 'open'`,
+        cols(moves.confirmed, 4));
+    }
+    if (moves.released.length) {
+      await tx.query(
+        `update redemption.reservations r set status = u.status, updated_at = now()
+         from unnest($1::text[], $2::text[], $3::text[]) as u(tenant, id, status)
+         where r.tenant = u.tenant and r.id = u.id and r.status = 'open'`,
+        cols(moves.released, 3));
+    }
+  }
+
+  /** Stages a status move; a row already moved in this batch has its earlier move written first (the order of events per row holds). */
+  private async move(tx: PoolClient, kind: keyof Moves, row: unknown[]): Promise<void> {
+    const key = `${kind === 'used' || kind === 'restored' ? 'r' : 's'}:${String(row[0])}:${String(row[1])}`;
+    if (this.moved.has(key)) await this.flush(tx);
+    this.moved.add(key);
+    this.moves[kind].push(row);
   }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
@@ -69,38 +114,22 @@ export class RedemptionsProjection implements Projection {
         this.opened.push([tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at]);
         return;
       }
-      default:
-        break;
-    }
-    // an update moves a row out of the status it names: the rows it may touch are written first
-    await this.flush(tx);
-    switch (e.type) {
       case 'VoucherUsed':
-        await tx.query(
-          `update redemption.redemptions set status = 'used', order_ref = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
-          [tenant, e.data.redemption_id, e.data.order_ref]);
-        return;
+        return this.move(tx, 'used', [tenant, e.data.redemption_id, e.data.order_ref]);
       case 'VoucherRestored':
-        await tx.query(
-          `update redemption.redemptions set status = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
-          [tenant, e.data.redemption_id, e.data.reason === 'expired' ? 'expired' : 'restored']);
-        return;
+        return this.move(tx, 'restored', [tenant, e.data.redemption_id, e.data.reason === 'expired' ? 'expired' : 'restored']);
       case 'ReservationConfirmed':
-        await tx.query(
-          `update redemption.reservations set status = 'confirmed', order_ref = $3, ledger_entry_id = $4, updated_at = now()
-           where tenant = $1 and id = $2 and status = 'open'`,
-          [tenant, e.data.reservation_id, e.data.order_ref, e.data.entry_id]);
-        return;
+        return this.move(tx, 'confirmed', [tenant, e.data.reservation_id, e.data.order_ref, e.data.entry_id]);
       case 'ReservationReleased':
-        await tx.query(
-          `update redemption.reservations set status = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'open'`,
-          [tenant, e.data.reservation_id, e.data.reason === 'expired' ? 'expired' : 'released']);
-        return;
+        return this.move(tx, 'released', [tenant, e.data.reservation_id, e.data.reason === 'expired' ? 'expired' : 'released']);
       default:
         return; // the filter lets only the events above through
     }
   }
 }
+
+interface Moves { used: unknown[][]; restored: unknown[][]; confirmed: unknown[][]; released: unknown[][] }
+const emptyMoves = (): Moves => ({ used: [], restored: [], confirmed: [], released: [] });
 
 /** Every read model of the redemption service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`). */
 export const REDEMPTION_PROJECTIONS = (_deps: { pool: Pool; store: EventStore }): Projection[] => [new RedemptionsProjection()];
