@@ -153,10 +153,10 @@ describe('schema migrations (TypeORM)', () => {
       'event-store-001', 'event-store-002', 'event-store-003', 'projections-001', 'snapshots-001', 'program-001', 'program-002', 'gateway-001', 'gateway-002', 'gateway-003',
     ]);
     // the ledger process starts first after the upgrade: its own subset only (its own migrations and
-    // the shared programme migrations added since the old runner)
+    // the shared event-store and programme migrations added since the old runner)
     const ledger = await migrate(db.url, processMigrations(LEDGER_MIGRATIONS));
     expect(ledger.adopted).toHaveLength(7);
-    expect(ledger.applied).toEqual(names.filter((n) => /^Ledger/.test(n) || (/^Program/.test(n) && addedNames.includes(n))));
+    expect(ledger.applied).toEqual(names.filter((n) => /^Ledger/.test(n) || (/^(Program|EventStore)/.test(n) && addedNames.includes(n))));
     const rest = await migrate(db.url, ALL_MIGRATIONS);
     expect(rest.adopted).toEqual(names.filter((n) => /^Gateway/.test(n)));
     expect(rest.applied).toEqual(names.filter((n) => /^(Ingest|Redemption|Webhook|Referral)/.test(n)));

@@ -60,39 +60,12 @@ export class RedemptionsProjection implements Projection {
         cols(opened, 7));
     }
     // each update moves a row out of the status it names, so replaying an event changes nothing
-    if (moves.used.length) {
-      await tx.query(
-        `update redemption.redemptions r set status = 'used', order_ref = u.order_ref, updated_at = now()
-         from unnest($1::text[], $2::text[], $3::text[]) as u(tenant, id, order_ref)
-         where r.tenant = u.tenant and r.id = u.id and r.status = 'created'`,
-        cols(moves.used, 3));
-    }
-    if (moves.restored.length) {
-      await tx.query(
-        `update redemption.redemptions r set status = u.status, updated_at = now()
-         from unnest($1::text[], $2::text[], $3::text[]) as u(tenant, id, status)
-         where r.tenant = u.tenant and r.id = u.id and r.status = 'created'`,
-        cols(moves.restored, 3));
-    }
-    if (moves.confirmed.length) {
-      await tx.query(
-        `update redemption.reservations r set status = 'confirmed', order_ref = u.order_ref, ledger_entry_id = u.entry_id, updated_at = now()
-         from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as u(tenant, id, order_ref, entry_id)
-         where r.tenant = u.tenant and r.id = u.id and r.status = 'open'`,
-        cols(moves.confirmed, 4));
-    }
-    if (moves.released.length) {
-      await tx.query(
-        `update redemption.reservations r set status = u.status, updated_at = now()
-         from unnest($1::text[], $2::text[], $3::text[]) as u(tenant, id, status)
-         where r.tenant = u.tenant and r.id = u.id and r.status = 'open'`,
-        cols(moves.released, 3));
-    }
+    for (const kind of MOVE_KINDS) if (moves[kind].length) await moveMany(tx, MOVES[kind], moves[kind]);
   }
 
   /** Stages a status move; a row already moved in this batch has its earlier move written first (the order of events per row holds). */
   private async move(tx: PoolClient, kind: keyof Moves, row: unknown[]): Promise<void> {
-    const key = `${kind === 'used' || kind === 'restored' ? 'r' : 's'}:${String(row[0])}:${String(row[1])}`;
+    const key = `${MOVES[kind].table}:${String(row[0])}:${String(row[1])}`;
     if (this.moved.has(key)) await this.flush(tx);
     this.moved.add(key);
     this.moves[kind].push(row);
@@ -115,11 +88,11 @@ export class RedemptionsProjection implements Projection {
         return;
       }
       case 'VoucherUsed':
-        return this.move(tx, 'used', [tenant, e.data.redemption_id, e.data.order_ref]);
+        return this.move(tx, 'used', [tenant, e.data.redemption_id, 'used', e.data.order_ref]);
       case 'VoucherRestored':
         return this.move(tx, 'restored', [tenant, e.data.redemption_id, e.data.reason === 'expired' ? 'expired' : 'restored']);
       case 'ReservationConfirmed':
-        return this.move(tx, 'confirmed', [tenant, e.data.reservation_id, e.data.order_ref, e.data.entry_id]);
+        return this.move(tx, 'confirmed', [tenant, e.data.reservation_id, 'confirmed', e.data.order_ref, e.data.entry_id]);
       case 'ReservationReleased':
         return this.move(tx, 'released', [tenant, e.data.reservation_id, e.data.reason === 'expired' ? 'expired' : 'released']);
       default:
@@ -128,8 +101,31 @@ export class RedemptionsProjection implements Projection {
   }
 }
 
-interface Moves { used: unknown[][]; restored: unknown[][]; confirmed: unknown[][]; released: unknown[][] }
+/** A kind of status move: the table, the status it moves rows out of, and the columns it sets besides status. */
+interface MoveKind { table: 'redemptions' | 'reservations'; from: 'created' | 'open'; also: string[] }
+const MOVES = {
+  used: { table: 'redemptions', from: 'created', also: ['order_ref'] },
+  restored: { table: 'redemptions', from: 'created', also: [] },
+  confirmed: { table: 'reservations', from: 'open', also: ['order_ref', 'ledger_entry_id'] },
+  released: { table: 'reservations', from: 'open', also: [] },
+} satisfies Record<string, MoveKind>;
+type Moves = Record<keyof typeof MOVES, unknown[][]>;
+const MOVE_KINDS = Object.keys(MOVES) as (keyof typeof MOVES)[];
 const emptyMoves = (): Moves => ({ used: [], restored: [], confirmed: [], released: [] });
+
+/**
+ * Moves rows (tenant, id, new status, then the kind's other columns) out of the kind's `from`
+ * status, and only out of it, in one statement. The table and column names are ours, never input.
+ */
+const moveMany = async (tx: Pick<PoolClient, 'query'>, kind: MoveKind, rows: unknown[][]): Promise<void> => {
+  const columns = ['tenant', 'id', 'status', ...kind.also];
+  const set = ['status', ...kind.also].map((c) => `${c} = u.${c}`).join(', ');
+  await tx.query(
+    `update redemption.${kind.table} r set ${set}, updated_at = now()
+     from unnest(${columns.map((_, i) => `$${i + 1}::text[]`).join(', ')}) as u(${columns.join(', ')})
+     where r.tenant = u.tenant and r.id = u.id and r.status = '${kind.from}'`,
+    columns.map((_, i) => rows.map((r) => r[i])));
+};
 
 /** Every read model of the redemption service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`). */
 export const REDEMPTION_PROJECTIONS = (_deps: { pool: Pool; store: EventStore }): Projection[] => [new RedemptionsProjection()];
