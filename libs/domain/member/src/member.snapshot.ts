@@ -10,7 +10,9 @@ import type { Activity, ActivitySums, Entry, Lot, MemberAggregate } from './memb
  * fields keep their presence (a sparse list per field). Lots are packed the same way (issue 13: a
  * member who earns more than it spends keeps tens of thousands of live lots); the lot index and the
  * dated-lot heap are rebuilt from them on decoding, the heap in the very order it was stored. Tier
- * activity (two years of it, an item per instant) is packed by column too.
+ * activity (two years of it, an item per instant) is packed by column too. Since member-5 the
+ * numbers of lots and activity are typed arrays (V8 writes and reads their bytes as one copy, where
+ * a list of numbers is a value at a time), and tier activity's prefix sums are stored with it.
  */
 const COLUMNS = ['id', 'type', 'status', 'amount_cents', 'reason_code', 'rule', 'parent_entry_id', 'release_at', 'expires_at', 'created_at',
   'order_ref', 'cause', 'bucket', 'reversed_cents'] as const;
@@ -76,17 +78,6 @@ const unpack = (p: PackedEntries): Map<string, Entry> => {
   return new Map(list.map((e) => [e.id as string, e as unknown as Entry]));
 };
 
-/**
- * Strings of one column as one string (V8 writes and reads one long string as a copy, where a list
- * costs an allocation per item), joined with a separator none of them holds; a list when one does.
- */
-const SEP = '\u0001';
-const joinStrings = (list: readonly string[]): string | string[] => (list.some((x) => x.includes(SEP)) ? [...list] : list.join(SEP));
-const splitStrings = (joined: string | string[], n: number): string[] => {
-  if (typeof joined !== 'string') return joined;
-  return n === 0 ? [] : joined.split(SEP);
-};
-
 /** Numbers by column: 4 bytes each when every one is a 32-bit integer (points and counts), else 8 (any number, exactly). */
 type Numbers = Int32Array | Float64Array;
 const numbers = (list: ArrayLike<number>): Numbers => {
@@ -95,14 +86,15 @@ const numbers = (list: ArrayLike<number>): Numbers => {
 };
 
 /**
- * Lots column by column (member-5): numbers in typed arrays (V8 copies their bytes), the entry ids
- * as one joined string, expiry instants as a dictionary (lots share few of them) with their epoch ms
- * beside each value. `expired`, `dated` and `changed` are indexes into the lots (the heap keeps its order).
+ * Lots column by column (member-5): numbers in typed arrays (V8 copies their bytes), expiry instants
+ * as a dictionary (lots share few of them) with their epoch ms beside each value. The entry ids stay
+ * a list of strings: joined into one string they would decode as slices of it, and one live slice
+ * keeps the whole string alive, which a state's size estimate does not see. `expired`, `dated` and `changed` are indexes into the lots (the heap keeps its order).
  */
 export interface PackedLots {
   packed: 'lots-2';
   n: number;
-  entry_ids: string | string[];
+  entry_ids: string[];
   remaining_cents: Numbers;
   /** distinct `expires_at` values (and their `expires_ms`); `expires` indexes them per lot */
   expires_values: (string | null)[];
@@ -140,14 +132,14 @@ const packLots = (s: MemberAggregate): PackedLots => {
   });
   const indexes = (list: Lot[]) => Int32Array.from(list.map((l) => at.get(l) ?? -1).filter((i) => i >= 0));
   return {
-    packed: 'lots-2', n, entry_ids: joinStrings(s.lots.map((l) => l.entry_id)), remaining_cents: numbers(remaining),
+    packed: 'lots-2', n, entry_ids: s.lots.map((l) => l.entry_id), remaining_cents: numbers(remaining),
     expires_values: values, expires_ms_values: msValues, expires,
     expired: Int32Array.from(expired), dated: indexes(s.dated_lots), changed: indexes(s.lots_changed),
   };
 };
 
 const unpackLots = (p: PackedLots): Pick<MemberAggregate, 'lots' | 'lot_by_id' | 'dated_lots' | 'lots_changed'> => {
-  const ids = splitStrings(p.entry_ids, p.n);
+  const ids = p.entry_ids;
   if (ids.length !== p.n || p.remaining_cents.length !== p.n || p.expires.length !== p.n) throw new Error('a packed lot column of the wrong length');
   const lots: Lot[] = new Array(p.n);
   const lotById = new Map<string, Lot>();
@@ -167,17 +159,17 @@ const unpackLots = (p: PackedLots): Pick<MemberAggregate, 'lots' | 'lot_by_id' |
   return { lots, lot_by_id: lotById, dated_lots: pick(p.dated), lots_changed: pick(p.changed) };
 };
 
-/** Tier activity column by column (member-5): numbers in typed arrays, the instants as one joined string, the prefix sums beside them. */
+/** Tier activity column by column (member-5): numbers in typed arrays, the instants a list of strings, the prefix sums beside them. */
 export interface PackedActivity {
   packed: 'activity-2';
   n: number;
-  at: string | string[];
+  at: string[];
   ms: Float64Array; spend: Numbers; points: Numbers; orders: Numbers;
   sums: { spend: Numbers; points: Numbers; orders: Numbers };
 }
 
 const packActivity = (list: Activity[], sums: ActivitySums): PackedActivity => ({
-  packed: 'activity-2', n: list.length, at: joinStrings(list.map((a) => a.at)),
+  packed: 'activity-2', n: list.length, at: list.map((a) => a.at),
   ms: Float64Array.from(list, (a) => a.ms), spend: numbers(list.map((a) => a.spend)),
   points: numbers(list.map((a) => a.points)), orders: numbers(list.map((a) => a.orders)),
   sums: { spend: numbers(sums.spend), points: numbers(sums.points), orders: numbers(sums.orders) },
@@ -190,7 +182,7 @@ const toArray = (xs: Numbers): number[] => {
 };
 
 const unpackActivity = (p: PackedActivity): Pick<MemberAggregate, 'activity' | 'activity_sums'> => {
-  const at = splitStrings(p.at, p.n);
+  const { at } = p;
   if (at.length !== p.n || p.ms.length !== p.n || p.sums.spend.length !== p.n + 1) throw new Error('a packed activity column of the wrong length');
   const out: Activity[] = new Array(p.n);
   const { ms, spend, points, orders } = p;
