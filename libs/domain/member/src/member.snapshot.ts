@@ -1,4 +1,4 @@
-import type { Activity, ActivitySums, Entry, Lot, MemberAggregate } from './member.state';
+import type { Activity, Entry, Lot, MemberAggregate } from './member.state';
 
 /**
  * How a member state is stored in a snapshot (issue 13): as it is, except its entries, which are
@@ -10,9 +10,7 @@ import type { Activity, ActivitySums, Entry, Lot, MemberAggregate } from './memb
  * fields keep their presence (a sparse list per field). Lots are packed the same way (issue 13: a
  * member who earns more than it spends keeps tens of thousands of live lots); the lot index and the
  * dated-lot heap are rebuilt from them on decoding, the heap in the very order it was stored. Tier
- * activity (two years of it, an item per instant) is packed by column too. Since member-5 the
- * numbers of lots and activity are typed arrays (V8 writes and reads their bytes as one copy, where
- * a list of numbers is a value at a time), and tier activity's prefix sums are stored with it.
+ * activity (two years of it, an item per instant) is packed by column too.
  */
 const COLUMNS = ['id', 'type', 'status', 'amount_cents', 'reason_code', 'rule', 'parent_entry_id', 'release_at', 'expires_at', 'created_at',
   'order_ref', 'cause', 'bucket', 'reversed_cents'] as const;
@@ -78,143 +76,84 @@ const unpack = (p: PackedEntries): Map<string, Entry> => {
   return new Map(list.map((e) => [e.id as string, e as unknown as Entry]));
 };
 
-/** Numbers by column: 4 bytes each when every one is a 32-bit integer (points and counts), else 8 (any number, exactly). */
-type Numbers = Int32Array | Float64Array;
-const numbers = (list: ArrayLike<number>): Numbers => {
-  for (let i = 0; i < list.length; i++) if ((list[i] | 0) !== list[i] || Object.is(list[i], -0)) return Float64Array.from(list);
-  return Int32Array.from(list);
-};
-
-/**
- * Lots column by column (member-5): numbers in typed arrays (V8 copies their bytes), expiry instants
- * as a dictionary (lots share few of them) with their epoch ms beside each value. The entry ids stay
- * a list of strings: joined into one string they would decode as slices of it, and one live slice
- * keeps the whole string alive, which a state's size estimate does not see. `expired`, `dated` and `changed` are indexes into the lots (the heap keeps its order).
- */
+/** Lots column by column; `dated` and `changed` are indexes into the lots (the heap keeps its order). */
 export interface PackedLots {
-  packed: 'lots-2';
-  n: number;
-  entry_ids: string[];
-  remaining_cents: Numbers;
-  /** distinct `expires_at` values (and their `expires_ms`); `expires` indexes them per lot */
-  expires_values: (string | null)[];
-  expires_ms_values: (number | null)[];
-  expires: Int32Array;
+  packed: 'lots-1';
+  entry_id: string[];
+  remaining_cents: number[];
+  expires_at: (string | null)[];
+  expires_ms: (number | null)[];
   /** indexes of the lots an expiry has named */
-  expired: Int32Array;
-  dated: Int32Array;
-  changed: Int32Array;
+  expired: number[];
+  dated: number[];
+  changed: number[];
 }
 
 const packLots = (s: MemberAggregate): PackedLots => {
-  const n = s.lots.length;
   const at = new Map<Lot, number>();
-  const remaining: number[] = new Array(n);
-  const expires = new Int32Array(n);
-  const values: (string | null)[] = [];
-  const msValues: (number | null)[] = [];
-  const byValue = new Map<string | null, number[]>(); // one value may (in theory) carry different ms: keep the pair
+  s.lots.forEach((l, i) => at.set(l, i));
+  const indexes = (list: Lot[]) => list.map((l) => at.get(l) ?? -1).filter((i) => i >= 0);
   const expired: number[] = [];
-  s.lots.forEach((l, i) => {
-    at.set(l, i);
-    remaining[i] = l.remaining_cents;
-    let candidates = byValue.get(l.expires_at);
-    if (!candidates) byValue.set(l.expires_at, (candidates = []));
-    let k = candidates.find((c) => Object.is(msValues[c], l.expires_ms));
-    if (k === undefined) {
-      k = values.length;
-      values.push(l.expires_at);
-      msValues.push(l.expires_ms);
-      candidates.push(k);
-    }
-    expires[i] = k;
-    if (l.expired) expired.push(i);
-  });
-  const indexes = (list: Lot[]) => Int32Array.from(list.map((l) => at.get(l) ?? -1).filter((i) => i >= 0));
+  s.lots.forEach((l, i) => { if (l.expired) expired.push(i); });
   return {
-    packed: 'lots-2', n, entry_ids: s.lots.map((l) => l.entry_id), remaining_cents: numbers(remaining),
-    expires_values: values, expires_ms_values: msValues, expires,
-    expired: Int32Array.from(expired), dated: indexes(s.dated_lots), changed: indexes(s.lots_changed),
+    packed: 'lots-1',
+    entry_id: s.lots.map((l) => l.entry_id),
+    remaining_cents: s.lots.map((l) => l.remaining_cents),
+    // instants stay strings here: V8 copies a string back faster than a Date prints one
+    expires_at: s.lots.map((l) => l.expires_at),
+    expires_ms: s.lots.map((l) => l.expires_ms),
+    expired, dated: indexes(s.dated_lots), changed: indexes(s.lots_changed),
   };
 };
 
 const unpackLots = (p: PackedLots): Pick<MemberAggregate, 'lots' | 'lot_by_id' | 'dated_lots' | 'lots_changed'> => {
-  const ids = p.entry_ids;
-  if (ids.length !== p.n || p.remaining_cents.length !== p.n || p.expires.length !== p.n) throw new Error('a packed lot column of the wrong length');
-  const lots: Lot[] = new Array(p.n);
+  const lots: Lot[] = new Array(p.entry_id.length);
   const lotById = new Map<string, Lot>();
-  const { remaining_cents: remaining, expires, expires_values: values, expires_ms_values: msValues } = p;
-  for (let i = 0; i < p.n; i++) {
-    const k = expires[i];
-    const lot: Lot = { entry_id: ids[i], remaining_cents: remaining[i], expires_at: values[k], expires_ms: msValues[k], expired: false };
+  for (let i = 0; i < lots.length; i++) {
+    const lot: Lot = {
+      entry_id: p.entry_id[i], remaining_cents: p.remaining_cents[i], expires_at: p.expires_at[i], expires_ms: p.expires_ms[i], expired: false,
+    };
     lots[i] = lot;
     lotById.set(lot.entry_id, lot);
   }
   for (const i of p.expired) lots[i].expired = true;
-  const pick = (list: Int32Array): Lot[] => {
-    const out: Lot[] = new Array(list.length);
-    for (let j = 0; j < list.length; j++) out[j] = lots[list[j]];
-    return out;
-  };
-  return { lots, lot_by_id: lotById, dated_lots: pick(p.dated), lots_changed: pick(p.changed) };
+  return { lots, lot_by_id: lotById, dated_lots: p.dated.map((i) => lots[i]), lots_changed: p.changed.map((i) => lots[i]) };
 };
 
-/** Tier activity column by column (member-5): numbers in typed arrays, the instants a list of strings, the prefix sums beside them. */
-export interface PackedActivity {
-  packed: 'activity-2';
-  n: number;
-  at: string[];
-  ms: Float64Array; spend: Numbers; points: Numbers; orders: Numbers;
-  sums: { spend: Numbers; points: Numbers; orders: Numbers };
-}
+/** Tier activity column by column. */
+export interface PackedActivity { packed: 'activity-1'; at: string[]; ms: number[]; spend: number[]; points: number[]; orders: number[] }
 
-const packActivity = (list: Activity[], sums: ActivitySums): PackedActivity => ({
-  packed: 'activity-2', n: list.length, at: list.map((a) => a.at),
-  ms: Float64Array.from(list, (a) => a.ms), spend: numbers(list.map((a) => a.spend)),
-  points: numbers(list.map((a) => a.points)), orders: numbers(list.map((a) => a.orders)),
-  sums: { spend: numbers(sums.spend), points: numbers(sums.points), orders: numbers(sums.orders) },
+const packActivity = (list: Activity[]): PackedActivity => ({
+  packed: 'activity-1', at: list.map((a) => a.at), ms: list.map((a) => a.ms), spend: list.map((a) => a.spend), points: list.map((a) => a.points), orders: list.map((a) => a.orders),
 });
 
-const toArray = (xs: Numbers): number[] => {
-  const out: number[] = new Array(xs.length);
-  for (let i = 0; i < xs.length; i++) out[i] = xs[i];
+const unpackActivity = (p: PackedActivity): Activity[] => {
+  const out: Activity[] = new Array(p.ms.length);
+  for (let i = 0; i < out.length; i++) out[i] = { at: p.at[i], ms: p.ms[i], spend: p.spend[i], points: p.points[i], orders: p.orders[i] };
   return out;
 };
 
-const unpackActivity = (p: PackedActivity): Pick<MemberAggregate, 'activity' | 'activity_sums'> => {
-  const { at } = p;
-  if (at.length !== p.n || p.ms.length !== p.n || p.sums.spend.length !== p.n + 1) throw new Error('a packed activity column of the wrong length');
-  const out: Activity[] = new Array(p.n);
-  const { ms, spend, points, orders } = p;
-  for (let i = 0; i < p.n; i++) out[i] = { at: at[i], ms: ms[i], spend: spend[i], points: points[i], orders: orders[i] };
-  return { activity: out, activity_sums: { spend: toArray(p.sums.spend), points: toArray(p.sums.points), orders: toArray(p.sums.orders) } };
-};
-
 /** The format a snapshot's payload names; a payload without it (or another) is never decoded into a state. */
-const PAYLOAD = 'member-5';
+const PAYLOAD = 'member-4';
 
 interface Stored { payload: typeof PAYLOAD; state: Record<string, unknown> & { entries: PackedEntries; lots: PackedLots; activity: PackedActivity } }
 
 const isPacked = (x: unknown): x is Stored => {
   const st = (x as Stored | null)?.state;
   return !!x && typeof x === 'object' && (x as Stored).payload === PAYLOAD && !!st && typeof st === 'object'
-    && (st.entries as PackedEntries | undefined)?.packed === 'entries-3' && (st.lots as PackedLots | undefined)?.packed === 'lots-2'
-    && (st.activity as PackedActivity | undefined)?.packed === 'activity-2';
+    && (st.entries as PackedEntries | undefined)?.packed === 'entries-3' && (st.lots as PackedLots | undefined)?.packed === 'lots-1'
+    && (st.activity as PackedActivity | undefined)?.packed === 'activity-1';
 };
 
 /** What a snapshot stores of a member state (a shallow copy: the state itself is not touched). */
 export const encodeMemberSnapshot = (s: MemberAggregate): unknown => {
-  const { lot_by_id: _byId, dated_lots: _dated, lots_changed: _changed, activity_sums: _sums, ...rest } = s;
-  return { payload: PAYLOAD, state: { ...rest, entries: pack(s.entries), lots: packLots(s), activity: packActivity(s.activity, s.activity_sums) } };
+  const { lot_by_id: _byId, dated_lots: _dated, lots_changed: _changed, ...rest } = s;
+  return { payload: PAYLOAD, state: { ...rest, entries: pack(s.entries), lots: packLots(s), activity: packActivity(s.activity) } };
 };
 
 /** The member state a snapshot stored, or null when it is not this format's payload (an older snapshot is never misread). */
 export const decodeMemberSnapshot = (stored: unknown): unknown => {
   if (!isPacked(stored)) return null;
   const { state } = stored;
-  try {
-    return { ...state, entries: unpack(state.entries), ...unpackLots(state.lots), ...unpackActivity(state.activity) };
-  } catch {
-    return null; // columns that do not line up: never a state
-  }
+  return { ...state, entries: unpack(state.entries), ...unpackLots(state.lots), activity: unpackActivity(state.activity) };
 };

@@ -684,7 +684,7 @@ export const evolveCompact = (s: MemberAggregate, event: MemberEvent): MemberAgg
 };
 
 /** The snapshot format: bump `version` whenever the shape of MemberAggregate changes, so older snapshots are ignored. */
-export const MEMBER_SNAPSHOT_VERSION = 'member-5';
+export const MEMBER_SNAPSHOT_VERSION = 'member-4';
 
 /** A decoded snapshot is used only if it has this version's shape (a guard beyond the format key). */
 const isMap = (x: unknown): boolean => Object.prototype.toString.call(x) === '[object Map]'; // whatever realm decoded it
