@@ -12,102 +12,42 @@
  * one every 250 events), then restarts the service once. Then, per size:
  *   - warm: POST /v1/members/{id}/adjust, the median (and p90) of 20 after 3 warm-ups;
  *   - restart: the service is stopped and started again (a new process), and the first adjust of
- *     that member is timed (the snapshot + the tail of the stream), one restart per size.
+ *     that member is timed (the snapshot + the tail of the stream), one restart per size
+ *     (BENCH_RESTARTS=n: n restarts per size, the median and each figure printed).
  * Also prints the member's snapshot size and the process's resident memory. Figures for notes,
  * never asserted. Needs PostgreSQL on 127.0.0.1:5432 (TEST_DATABASE_URL / BENCH_DATABASE_URL).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { memberStreamId } from '@loyalty/contracts';
-import type { EarnLine } from '@loyalty/domain-earning';
-import {
-  MemberAggregate, MemberEvent, decideAdjust, decideConfirmRedemption, decideIssueRedemption, decideOrderStep, memberEvolver, orderCauses, spendingRules,
-} from '@loyalty/domain-member';
+import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
 import { NewEvent, PostgresEventStore, SnapshotStore } from '@loyalty/event-store';
 import { benchProgram, json } from './bench-kit';
+import { seedHistory, spanOf } from './long-history-seed';
 import { median, ms, pct, time, withService } from './service-process';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10,10000').split(',').map((s) => Number(s.trim())).filter((n) => Number.isSafeInteger(n) && n > 0);
 const WARM = 20;
-const DAY = 86_400_000;
+const RESTARTS = Math.max(1, Number(process.env.BENCH_RESTARTS ?? 1) || 1);
 
-/** How long a member's seeded history spans (one entry every 8 hours, at most ten years). */
-const spanOf = (entries: number): number => Math.min(10 * 365 * DAY, entries * 8 * 3_600_000);
-
-/**
- * `entries` ledger entries on the member's stream, decided by the domain on the member's own state
- * and dated after its enrolment (one every `step` ms over `spanOf(entries)`; the sandbox clock is
- * then moved past them, so the history is in time order, as years of use would have written it,
- * and the member's own clock, which retention counts from, is the present): a day's order earning 10 %
- * (some with a second rule), a voucher redeemed and used about every tenth entry, a refund every
- * 50th order, a goodwill adjustment now and then.
- */
+/** Seeds the member's stream with `entries` ledger entries (tools/bench/long-history-seed.ts), appended 1,000 events at a time. */
 const seed = async (store: PostgresEventStore, streamId: string, entries: number): Promise<{ state: MemberAggregate; revision: bigint; eventId: string }> => {
   const read = await store.readStream(streamId, 0n);
   let s: MemberAggregate = memberEvolver.initialState();
   for (const e of read) s = memberEvolver.evolve(s, { type: e.type, data: e.data } as MemberEvent);
   let revision = read[read.length - 1].revision;
-  const rules = spendingRules({});
-  const span = spanOf(entries);
-  const step = span / entries;
-  const start = Date.parse((read[0].data as { at: string }).at) + 60_000;
-  let recorded = 0;
-  let n = 0;
-  let batch: NewEvent[] = [];
-  // entry ids are unique per programme (as the service's derived ids are)
-  const tag = `${entries}-`;
-  const orders: { ref: string; ids: string[]; gross: number }[] = [];
-  const push = (events: MemberEvent[]) => {
-    for (const e of events) {
-      s = memberEvolver.evolve(s, e);
-      batch.push({ id: randomUUID(), type: e.type, data: e.data });
-      if (e.type === 'EntryRecorded') recorded++;
-    }
-  };
   let lastId = read[read.length - 1].id;
-  const flush = async () => {
-    if (!batch.length) return;
+  const start = Date.parse((read[0].data as { at: string }).at) + 60_000;
+  s = await seedHistory(s, start, entries, async (events) => {
+    const batch: NewEvent[] = events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data }));
     lastId = batch[batch.length - 1].id;
     await store.append(streamId, batch, revision);
     revision += BigInt(batch.length);
-    batch = [];
-  };
-  while (recorded < entries) {
-    const at = new Date(start + recorded * step).toISOString();
-    const k = n++;
-    if (k % 10 === 9 && s.available - s.reserved >= 500) {
-      const id = `RD-${randomBytes(8).toString('hex')}`;
-      push(decideIssueRedemption(s, rules, { redemption_id: id, entry_id: `LE-${randomBytes(10).toString('hex')}`, code: `RWD-${k}`, mode: 'voucher', amount_cents: 500, order_ref: null, expires_at: new Date(Date.parse(at) + 3 * DAY).toISOString(), cause: `redeem:${id}`, at }));
-      push(decideConfirmRedemption(s, { redemption_id: id, order_ref: `use-${k}`, at }));
-    } else if (k % 37 === 36) {
-      push(decideAdjust(s, { entryId: `LE-${randomBytes(10).toString('hex')}`, amount_cents: 100, reason_code: 'goodwill', note: null, cause: `adjust:${k}`, actor: 'bench', at }));
-    } else if (k % 50 === 49 && orders.length) {
-      const o = orders[orders.length - 1];
-      push(decideOrderStep(s, {
-        order: { order_ref: o.ref, earn_entry_ids: o.ids, fulfilled_at: at, delivered: false }, at, expiry: { policy: 'none' }, return_window_days: 30,
-        entryId: (cause) => `LE-${tag}${cause}`, refund: { refund_ref: `r${k}`, gross_cents: o.gross, cumulative_refunded_cents: Math.floor(o.gross / 2) },
-        activity: { spend_cents: -Math.floor(o.gross / 2), orders: 0, cause: orderCauses.refundActivity(o.ref, `r${k}`) },
-      }).events);
-    } else {
-      const ref = `ord-${k}`;
-      const gross = 400 + (k % 7) * 150;
-      const lines: EarnLine[] = [{ rule_id: 'base', rule_name: 'Base', rule_type: 'base', rule_version: 1, amount_cents: Math.floor(gross / 10), timing: 'paid', expiry_months: null }];
-      if (k % 5 === 0) lines.push({ rule_id: 'boost', rule_name: 'Boost', rule_type: 'category_boost', rule_version: 1, amount_cents: 20, timing: 'paid', expiry_months: null });
-      const d = decideOrderStep(s, {
-        order: { order_ref: ref, earn_entry_ids: [], fulfilled_at: null, delivered: false }, at, expiry: { policy: 'none' }, return_window_days: 30,
-        entryId: (cause) => `LE-${tag}${cause}`, earn: { lines }, activity: { spend_cents: gross, orders: 1, cause: orderCauses.earnActivity(ref) },
-      });
-      push(d.events);
-      orders.push({ ref, ids: d.earn_entry_ids, gross });
-      if (orders.length > 100) orders.shift();
-    }
-    if (batch.length >= 1_000) await flush();
-  }
-  await flush();
+  });
   return { state: s, revision, eventId: lastId };
 };
 
-interface Row { entries: number; warmMedian: number; warmP90: number; restart: number; snapshotBytes: number | null; snapshotRev: string | null; streamEvents: number; stateBytes: number }
+interface Row { entries: number; warmMedian: number; warmP90: number; restart: number; restarts?: number[]; snapshotBytes: number | null; snapshotRev: string | null; streamEvents: number; stateBytes: number }
 
 withService('bench_long', async ({ service, adminToken, pool, store }) => {
   const snapshots = new SnapshotStore(pool);
@@ -162,10 +102,15 @@ withService('bench_long', async ({ service, adminToken, pool, store }) => {
   }
   const rssWarm = service.rssMiB();
   for (const [i, m] of members.entries()) {
-    await service.stop();
-    await service.start();
-    const [first] = await time(() => adjust(m.id));
-    rows[i].restart = first;
+    // BENCH_RESTARTS (default 1): restarts per size, the median is reported (each is a new process)
+    const firsts: number[] = [];
+    for (let r = 0; r < RESTARTS; r++) {
+      await service.stop();
+      await service.start();
+      firsts.push((await time(() => adjust(m.id)))[0]);
+    }
+    rows[i].restart = median(firsts);
+    rows[i].restarts = firsts;
     const snap = await pool.query<{ bytes: number; revision: string }>(
       'select length(state) as bytes, revision::text from es.snapshots where stream_id = $1 order by revision desc limit 1', [m.stream]);
     rows[i].snapshotBytes = snap.rows[0]?.bytes ?? null;
@@ -180,7 +125,7 @@ withService('bench_long', async ({ service, adminToken, pool, store }) => {
   process.stdout.write(`\nLong histories (issue 13), standalone service in its own process; load average ${load}; resident memory after the warm runs ${rssWarm?.toFixed(0) ?? '?'} MiB\n`);
   process.stdout.write(`| ledger entries | stream events | adjust warm: median of ${WARM} (p90), ms | first adjust after a restart, ms | snapshot bytes (revision) | state estimate, bytes |\n|---|---|---|---|---|---|\n`);
   for (const r of rows) {
-    process.stdout.write(`| ${r.entries} | ${r.streamEvents} | ${ms(r.warmMedian)} (${ms(r.warmP90)}) | ${ms(r.restart)} | ${r.snapshotBytes ?? 'none'} (${r.snapshotRev ?? '-'}) | ${r.stateBytes} |\n`);
+    process.stdout.write(`| ${r.entries} | ${r.streamEvents} | ${ms(r.warmMedian)} (${ms(r.warmP90)}) | ${ms(r.restart)}${r.restarts && r.restarts.length > 1 ? ` (${r.restarts.map(ms).join(', ')})` : ''} | ${r.snapshotBytes ?? 'none'} (${r.snapshotRev ?? '-'}) | ${r.stateBytes} |\n`);
   }
   if (process.env.BENCH_OUT) {
     const { writeFileSync } = await import('node:fs');
