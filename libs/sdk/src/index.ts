@@ -3,7 +3,8 @@ import type { components, operations, paths } from './schema';
 
 /**
  * The typed TypeScript client of the Loyalty programme API. Types are generated from the OpenAPI
- * document (libs/sdk/openapi.json) by openapi-typescript (`npm run api:generate`); requests go
+ * document (libs/sdk/openapi.json) into ./schema.ts by openapi-typescript (`npm run api:types`, which
+ * build and typecheck run first; the file is not committed); requests go
  * through openapi-fetch, so every path, parameter, body and response is checked by the compiler.
  *
  *   const loyalty = createLoyaltyClient({ baseUrl: 'http://localhost:3000', apiKey: process.env.LOYALTY_KEY! });
