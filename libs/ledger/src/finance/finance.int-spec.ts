@@ -8,7 +8,7 @@ import { ProblemError, loadConfig, newId } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, TestDatabase } from '@loyalty/testing';
-import { LedgerContext } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
 import { LedgerModule } from '../ledger.module';
 import { LiabilityService } from '../liability/liability.service';
@@ -56,7 +56,7 @@ describe('closing the books (PostgreSQL)', () => {
   let reading: ReadMembersService;
   let orders: OrdersService;
   let finance: FinanceService;
-  let ctx: LedgerContext;
+  let readModels: LedgerReadModels;
   let tenant: string;
   const cuts: Date[] = [];
 
@@ -76,7 +76,7 @@ describe('closing the books (PostgreSQL)', () => {
     reading = app.get(ReadMembersService);
     orders = app.get(OrdersService);
     finance = app.get(FinanceService);
-    ctx = app.get(LedgerContext);
+    readModels = app.get(LedgerReadModels);
     const reviews = app.get(EntryReviewService);
     const sweeps = app.get(SweepService);
     const migrations = app.get(MigrationsService);
@@ -293,6 +293,6 @@ describe('closing the books (PostgreSQL)', () => {
     // and the live runner carries on from the rebuilt checkpoint
     const r = await finance.rollForward(tenant, { from: cuts[0].toISOString(), to: cuts[cuts.length - 1].toISOString() });
     expect(r.closing.outstanding_cents).toBe(r.opening.outstanding_cents + movementsSum(r));
-    expect(ctx.runners.length).toBe(1);
+    expect(readModels.runners.length).toBe(1);
   });
 });

@@ -1,15 +1,17 @@
 import type {
   CustomerEvent, OrderEvent as InboundOrderEvent, Program, ProcessEventOutcome, ProcessEventReply, ProcessEventRequest,
 } from '@loyalty/contracts';
+import { memberStreamId as memberStream, orderStreamId as orderStream } from '@loyalty/contracts';
 import { EarnLine, computeEarnings } from '@loyalty/domain-earning';
 import {
   MemberAggregate, MemberEvent, MemberOrderStep, MemberRuleError, OrderEarn, decideConfirmReservation, decideMemberOrderSteps, decideOrderStep, decideTier,
   earningRefusal, memberEvolver, orderCauses, orderEarnRecorded,
 } from '@loyalty/domain-member';
-import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
+import { CommandHandler, KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
+import { ProgramStore } from '@loyalty/programs';
 import { ProblemError, deterministicUuid, entryIdFor, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
-import { LedgerContext, memberStream, orderStream } from '../ledger.context';
+
 import { normaliseEmail, normalisePhone } from '../members/identity';
 import { MembersService } from '../members/members.service';
 import { CampaignBudgets } from './campaign-budgets';
@@ -71,7 +73,12 @@ const memberEventKey = (e: MemberEvent): string | null => {
 export class OrdersService {
   private readonly orderLock = new KeyedMutex();
 
-  constructor(private readonly ctx: LedgerContext, private readonly members: MembersService, private readonly budgets: CampaignBudgets) {}
+  constructor(
+    private readonly handler: CommandHandler,
+    private readonly programs: ProgramStore,
+    private readonly members: MembersService,
+    private readonly budgets: CampaignBudgets,
+  ) {}
 
   async process(req: ProcessEventRequest): Promise<ProcessEventReply> {
     try {
@@ -119,7 +126,7 @@ export class OrdersService {
     const alone: number[] = [];
     const batched: number[] = [];
     const programs = new Map<string, Program>();
-    for (const tenant of new Set(round.map((i) => reqs[i].tenant))) programs.set(tenant, await this.ctx.programs.forTenant(tenant));
+    for (const tenant of new Set(round.map((i) => reqs[i].tenant))) programs.set(tenant, await this.programs.forTenant(tenant));
     for (const i of round) {
       const program = programs.get(reqs[i].tenant)!;
       const budgeted = program.rules.some((r) => r.type === 'campaign' && r.budget_cents != null);
@@ -142,7 +149,7 @@ export class OrdersService {
 
   private async decideRound(reqs: ProcessEventRequest[], idx: number[], programs: Map<string, Program>, out: ProcessEventOutcome[], again: number[]): Promise<void> {
     const now = new Map<string, string>();
-    for (const tenant of programs.keys()) now.set(tenant, (await this.ctx.programs.now(tenant)).toISOString());
+    for (const tenant of programs.keys()) now.set(tenant, (await this.programs.now(tenant)).toISOString());
     // 1. each order: replay / refusal / plan, and its member
     interface Planned { i: number; e: InboundOrderEvent; order: OrderAggregate; revision: bigint | 'no_stream'; memberId: string; plan: OrderPlan; at: string }
     const planned: Planned[] = [];
@@ -150,7 +157,7 @@ export class OrdersService {
       const req = reqs[i];
       const e = req.event as InboundOrderEvent;
       try {
-        const { state: order, revision } = await this.ctx.handler.load(orderStream(req.tenant, e.order_ref), orderEvolver);
+        const { state: order, revision } = await this.handler.load(orderStream(req.tenant, e.order_ref), orderEvolver);
         const check = checkOrderEvent(order, e.order_ref, req.event_id, e);
         if (check.kind === 'replay') return void (out[i] = completed(check.entry_ids));
         if (check.kind === 'reject') return void (out[i] = failed(check.error));
@@ -174,7 +181,7 @@ export class OrdersService {
       const tenant = reqs[steps[0].i].tenant;
       const program = programs.get(tenant)!;
       try {
-        const { result } = await this.ctx.handler.handleFolding(stream, memberEvolver, (s) => {
+        const { result } = await this.handler.handleFolding(stream, memberEvolver, (s) => {
           const decision = decideMemberOrderSteps(s, steps.map((p) => this.memberStep(reqs[p.i], p, program)), { tiers: program.tiers, at: steps[0].at, evolve: memberEvolver.evolve });
           return {
             events: decision.events.map((ev) => {
@@ -199,7 +206,7 @@ export class OrdersService {
       const stream = orderStream(req.tenant, p.e.order_ref);
       const recorded = orderStepEvent(p.e, { event_id: req.event_id, member_id: p.memberId, at: p.at, plan: p.plan, entry_ids, earn_entry_ids, earns });
       try {
-        await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
+        await this.handler.handle(stream, orderEvolver, (_s, current) => {
           if (current !== p.revision) throw new StaleOrder();
           return { events: [{ ...recorded, id: deterministicUuid(`${stream}|step|${req.event_id}`) }], result: null };
         });
@@ -233,7 +240,7 @@ export class OrdersService {
 
   /** customer.created / customer.updated: find or create (a prospect) by email, enrich phone and external_ref. */
   private async processCustomer(tenant: string, e: CustomerEvent): Promise<ProcessEventReply> {
-    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const at = (await this.programs.now(tenant)).toISOString();
     const externalRef = e.external_ref ?? (e as { customer_ref?: string }).customer_ref;
     await this.members.resolve(tenant, { email: e.email, phone: e.phone, external_ref: externalRef }, at);
     return completed([]);
@@ -244,13 +251,13 @@ export class OrdersService {
     const stream = orderStream(tenant, e.order_ref);
     return this.orderLock.run(stream, async () => {
       for (let attempt = 0; attempt < 10; attempt++) {
-        const { state: order, revision } = await this.ctx.handler.load(stream, orderEvolver);
+        const { state: order, revision } = await this.handler.load(stream, orderEvolver);
         const check = checkOrderEvent(order, e.order_ref, req.event_id, e);
         if (check.kind === 'replay') return completed(check.entry_ids);
         if (check.kind === 'reject') return failed(check.error);
 
-        const at = (await this.ctx.programs.now(tenant)).toISOString();
-        const program = await this.ctx.programs.forTenant(tenant);
+        const at = (await this.programs.now(tenant)).toISOString();
+        const program = await this.programs.forTenant(tenant);
         const memberId = order.member_id ?? (await this.matchCustomer(tenant, e, at));
         const plan = planOrderStep(order, e, program.settings, at);
         const effects = await this.applyToMember(req, e, { memberId, order, plan, program, at });
@@ -258,7 +265,7 @@ export class OrdersService {
 
         const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids, earns: effects.earns });
         try {
-          await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
+          await this.handler.handle(stream, orderEvolver, (_s, current) => {
             if (current !== revision) throw new StaleOrder();
             return { events: [{ ...recorded, id: deterministicUuid(`${stream}|step|${req.event_id}`) }], result: null };
           });

@@ -6,7 +6,7 @@ import { loadConfig } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, eventually, TestDatabase } from '@loyalty/testing';
-import { LedgerContext } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
 import { LedgerModule } from '../ledger.module';
 import { MembersService } from '../members/members.service';
@@ -47,7 +47,7 @@ describe('sweeps (PostgreSQL)', () => {
     programs = app.get(ProgramStore);
     a = app.get(SweepService);
     // the second replica: same database and projections, its own state cache and no runners of its own
-    b = new SweepService(new LedgerContext(config, db.pool, store, new CommandHandler(store), programs, new PiiVault(db.pool)));
+    b = new SweepService(db.pool, new CommandHandler(store), programs, new LedgerReadModels(store, 2_000));
   });
   afterAll(async () => {
     await app?.close();
@@ -56,7 +56,7 @@ describe('sweeps (PostgreSQL)', () => {
 
   // due_items is a read model, which writes do not wait for: catch it up before reading the table
   const due = async (tenant: string) =>
-    (await app.get(LedgerContext).catchUp(), await db.pool.query<{ member_id: string; kind: string }>('select member_id, kind from ledger.due_items where tenant = $1 order by kind', [tenant])).rows;
+    (await app.get(LedgerReadModels).catchUp(), await db.pool.query<{ member_id: string; kind: string }>('select member_id, kind from ledger.due_items where tenant = $1 order by kind', [tenant])).rows;
 
   it('two replicas sweeping one programme at once expire each lot exactly once', async () => {
     const p = await programs.create({ program_name: 'P', currency_name: 'pts', settings: { expiry: { policy: 'fixed_days', days: 10 } } });
