@@ -312,27 +312,47 @@ export class OrdersService {
     const entryId = (cause: string) => entryIdFor(tenant, cause, req.received_at);
     const stream = memberStream(tenant, p.memberId);
     const reservationId = 'reservation_id' in e ? e.reservation_id : undefined;
-    const { result } = await this.members.decide(tenant, p.memberId, async (s) => {
-      const refusal = earningRefusal(s);
-      if (refusal) throw new OrderEventFailure(refusal);
-      const lines = p.plan.earn && !orderEarnRecorded(s, ref) ? await this.earnLines(tenant, s, ref, p.plan.earn, p.program, p.at) : [];
-      const decision = decideOrderStep(s, {
-        order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
-        at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,
-        earn: p.plan.earn ? { lines } : null, refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
+    const budgeted = p.program.rules.some((r) => r.type === 'campaign' && r.budget_cents != null);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      // Campaign budgets are claimed before the decision (a claim writes; the decision stays pure),
+      // from the member state the decision is expected to see. A claim is keyed by its earn cause,
+      // so claiming again (a redelivery, a retry below) gets back what was granted the first time.
+      let claimed: { multiplier: number; lines: EarnLine[] } | null = null;
+      if (p.plan.earn && budgeted) {
+        const before = await this.members.load(tenant, p.memberId);
+        if (!earningRefusal(before) && !orderEarnRecorded(before, ref)) {
+          claimed = { multiplier: tierMultiplier(before), lines: await this.claimEarnLines(tenant, before, ref, p.plan.earn, p.program, p.at) };
+        }
+      }
+      const { result } = await this.members.decide(tenant, p.memberId, (s) => {
+        const refusal = earningRefusal(s);
+        if (refusal) throw new OrderEventFailure(refusal);
+        let lines: EarnLine[] = [];
+        if (p.plan.earn && !orderEarnRecorded(s, ref)) {
+          if (!budgeted) lines = earnLinesOf(s, p.plan.earn, p.program, p.at, {});
+          else if (claimed && claimed.multiplier === tierMultiplier(s)) lines = claimed.lines;
+          // the member changed since the claims (a tier moved): claim again from this state
+          else return { events: [], result: null };
+        }
+        const decision = decideOrderStep(s, {
+          order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
+          at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,
+          earn: p.plan.earn ? { lines } : null, refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
+        });
+        const events = [...decision.events];
+        const ids = [...decision.entry_ids];
+        if (reservationId) ids.push(...this.confirmReservation(s, events, { reservation_id: reservationId, order_ref: ref, entry_id: entryId(`reservation:${reservationId}`), at: p.at }));
+        return {
+          events: events.map((ev) => {
+            const key = memberEventKey(ev);
+            return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
+          }),
+          result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, earns: decision.earns, changed: events.length > 0 },
+        };
       });
-      const events = [...decision.events];
-      const ids = [...decision.entry_ids];
-      if (reservationId) ids.push(...this.confirmReservation(s, events, { reservation_id: reservationId, order_ref: ref, entry_id: entryId(`reservation:${reservationId}`), at: p.at }));
-      return {
-        events: events.map((ev) => {
-          const key = memberEventKey(ev);
-          return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
-        }),
-        result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, earns: decision.earns, changed: events.length > 0 },
-      };
-    });
-    return result;
+      if (result) return result;
+    }
+    throw problem('unavailable', `member ${p.memberId} kept changing while order ${ref} was processed; retry`);
   }
 
   /**
@@ -356,14 +376,11 @@ export class OrdersService {
    * The rule lines of an order: the rules in force now, the member's tier multiplier, and campaign
    * budgets claimed transactionally (a claim can only lower a line; a line granted 0 is dropped).
    */
-  private async earnLines(tenant: string, s: MemberAggregate, ref: string, earn: NonNullable<OrderPlan['earn']>, program: Program, at: string): Promise<EarnLine[]> {
+  private async claimEarnLines(tenant: string, s: MemberAggregate, ref: string, earn: NonNullable<OrderPlan['earn']>, program: Program, at: string): Promise<EarnLine[]> {
     const budgeted = program.rules.filter((r) => r.type === 'campaign' && r.budget_cents != null);
     const issued = await this.budgets.issued(tenant, budgeted.map((r) => r.id), budgeted.map((r) => orderCauses.earn(ref, r.id)));
-    const lines = computeEarnings({
-      grossCents: earn.gross_cents, lines: earn.lines, rules: program.rules, tierMultiplier: s.tier?.earn_multiplier ?? 1, at, campaignIssuedCents: issued,
-    });
     const out: EarnLine[] = [];
-    for (const line of lines) {
+    for (const line of earnLinesOf(s, earn, program, at, issued)) {
       const rule = budgeted.find((r) => r.id === line.rule_id);
       if (!rule) {
         out.push(line);
@@ -375,3 +392,9 @@ export class OrdersService {
     return out;
   }
 }
+
+const tierMultiplier = (s: MemberAggregate): number => s.tier?.earn_multiplier ?? 1;
+
+/** The rule lines of an order for this member state (pure): the rules in force at `at`, the tier multiplier, what budgeted campaigns issued. */
+const earnLinesOf = (s: MemberAggregate, earn: NonNullable<OrderPlan['earn']>, program: Program, at: string, issued: Record<string, number>): EarnLine[] =>
+  computeEarnings({ grossCents: earn.gross_cents, lines: earn.lines, rules: program.rules, tierMultiplier: tierMultiplier(s), at, campaignIssuedCents: issued });
