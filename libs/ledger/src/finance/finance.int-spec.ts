@@ -1,16 +1,13 @@
 import { INestMicroservice } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { InboundEvent, Rule } from '@loyalty/contracts';
 import { decideIssueRedemption, decideVoidRedemption, spendingRules } from '@loyalty/domain-member';
 import { EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore, ProjectionRunner } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { ProblemError, loadConfig, newId } from '@loyalty/platform';
+import { ProblemError, newId } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
-import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, TestDatabase } from '@loyalty/testing';
 import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
-import { LedgerModule } from '../ledger.module';
+import { startLedgerTestApp } from '../ledger.test-app';
 import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
 import { EraseMemberService } from '../erase/erase-member.service';
@@ -62,14 +59,7 @@ describe('closing the books (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('finance', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40 });
-    store = new PostgresEventStore(db.pool, 50);
-    const server = new InProcessServer();
-    const config = { ...loadConfig({}), databaseUrl: db.url, sweepIntervalMs: 0 };
-    app = await NestFactory.createMicroservice(
-      { module: class FinanceTestModule {}, imports: [RuntimeModule.forRoot(config, db.pool, store, new InProcessBus(server)), LedgerModule] },
-      { strategy: server, logger: false },
-    );
-    await app.listen();
+    ({ app, store } = await startLedgerTestApp(db));
     programs = app.get(ProgramStore);
     members = app.get(MembersService);
     erasing = app.get(EraseMemberService);

@@ -11,7 +11,7 @@ import { LedgerReadModels } from '../ledger.read-models';
 import type { Pii, PiiVault } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
 import { identityKeys } from './identity-locks';
-import { toEntryView, toMemberView } from './member.view';
+import { toMemberView } from './member.view';
 
 /** Events a caller adds to a member's creation, in the same append (e.g. a migration import's balance), given the state after the creation. */
 export type AlsoOnCreation = (memberId: string, created: MemberAggregate) => MemberEvent[];

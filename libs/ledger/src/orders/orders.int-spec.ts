@@ -1,18 +1,16 @@
 import { INestMicroservice } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import fc from 'fast-check';
 import type { InboundEvent, LedgerEntryView, MemberView, Program, ProcessEventReply, Rule, Tier } from '@loyalty/contracts';
 import { PATTERNS, memberStreamId as memberStream, orderStreamId } from '@loyalty/contracts';
 import { decideOpenReservation, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { COMMAND_HANDLER, ProblemError, loadConfig, newId } from '@loyalty/platform';
+import { InProcessBus } from '@loyalty/messaging';
+import { COMMAND_HANDLER, ProblemError, newId } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
-import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, TestDatabase } from '@loyalty/testing';
 import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
-import { LedgerModule } from '../ledger.module';
+import { startLedgerTestApp } from '../ledger.test-app';
 import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
 import { AdjustPointsService } from '../adjust/adjust-points.service';
@@ -48,15 +46,7 @@ describe('order processing (PostgreSQL)', () => {
     db = await createTestDatabase('orders', {
       migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40,
     });
-    store = new PostgresEventStore(db.pool, 50);
-    const server = new InProcessServer();
-    bus = new InProcessBus(server);
-    const config = { ...loadConfig({}), databaseUrl: db.url, sweepIntervalMs: 0 };
-    app = await NestFactory.createMicroservice(
-      { module: class OrdersTestModule {}, imports: [RuntimeModule.forRoot(config, db.pool, store, bus), LedgerModule] },
-      { strategy: server, logger: false },
-    );
-    await app.listen();
+    ({ app, store, bus } = await startLedgerTestApp(db));
     orders = app.get(OrdersService);
     members = app.get(MembersService);
     adjusting = app.get(AdjustPointsService);

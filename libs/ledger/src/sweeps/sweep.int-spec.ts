@@ -1,18 +1,13 @@
 import { INestMicroservice } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { loadConfig } from '@loyalty/platform';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS } from '@loyalty/event-store';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
-import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, eventually, TestDatabase } from '@loyalty/testing';
 import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
-import { LedgerModule } from '../ledger.module';
+import { startLedgerTestApp } from '../ledger.test-app';
 import { MembersService } from '../members/members.service';
 import { AdjustPointsService } from '../adjust/adjust-points.service';
 import { EraseMemberService } from '../erase/erase-member.service';
-import { PiiVault } from '../pii/pii.vault';
 import { SweepService } from './sweep.service';
 
 const DAY = 86_400;
@@ -33,14 +28,9 @@ describe('sweeps (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('sweeps', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40 });
-    const store = new PostgresEventStore(db.pool, 50);
-    const server = new InProcessServer();
-    const config = { ...loadConfig({}), databaseUrl: db.url, sweepIntervalMs: 0 };
-    app = await NestFactory.createMicroservice(
-      { module: class SweepTestModule {}, imports: [RuntimeModule.forRoot(config, db.pool, store, new InProcessBus(server)), LedgerModule] },
-      { strategy: server, logger: false },
-    );
-    await app.listen();
+    const started = await startLedgerTestApp(db);
+    app = started.app;
+    const store = started.store;
     members = app.get(MembersService);
     adjusting = app.get(AdjustPointsService);
     erasing = app.get(EraseMemberService);

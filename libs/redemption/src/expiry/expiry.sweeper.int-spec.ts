@@ -3,8 +3,7 @@ import {
   MemberEvent, decideConfirmRedemption, decideIssueRedemption, decideOpenReservation, decideReleaseReservation, memberEvolver, spendingRules,
 } from '@loyalty/domain-member';
 import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, Position, PostgresEventStore, ProjectionRunner } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { loadConfig, newId, newVoucherCode } from '@loyalty/platform';
+import { newId, newVoucherCode } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 import { TestDatabase, createTestDatabase } from '@loyalty/testing';
 import { REDEMPTION_MIGRATIONS } from '../redemption.migrations';

@@ -1,6 +1,6 @@
-import { ReferralDetails, ReferralView, referralStreamId } from '@loyalty/contracts';
+import { ReferralDetails, ReferralView } from '@loyalty/contracts';
 import { notFound } from '@loyalty/platform';
-import { referralEvolver, referralLink, toReferralView } from '@loyalty/domain-referral';
+import { referralLink, toReferralView } from '@loyalty/domain-referral';
 import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
