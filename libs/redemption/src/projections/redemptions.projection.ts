@@ -76,31 +76,29 @@ export class RedemptionsProjection implements Projection {
     await this.flush(tx);
     switch (e.type) {
       case 'VoucherUsed':
-        await tx.query(
-          `update redemption.redemptions set status = 'used', order_ref = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
-          [tenant, e.data.redemption_id, e.data.order_ref]);
-        return;
+        return moveFrom(tx, 'redemptions', 'created', tenant, e.data.redemption_id, { status: 'used', order_ref: e.data.order_ref });
       case 'VoucherRestored':
-        await tx.query(
-          `update redemption.redemptions set status = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'created'`,
-          [tenant, e.data.redemption_id, e.data.reason === 'expired' ? 'expired' : 'restored']);
-        return;
+        return moveFrom(tx, 'redemptions', 'created', tenant, e.data.redemption_id, { status: e.data.reason === 'expired' ? 'expired' : 'restored' });
       case 'ReservationConfirmed':
-        await tx.query(
-          `update redemption.reservations set status = 'confirmed', order_ref = $3, ledger_entry_id = $4, updated_at = now()
-           where tenant = $1 and id = $2 and status = 'open'`,
-          [tenant, e.data.reservation_id, e.data.order_ref, e.data.entry_id]);
-        return;
+        return moveFrom(tx, 'reservations', 'open', tenant, e.data.reservation_id, { status: 'confirmed', order_ref: e.data.order_ref, ledger_entry_id: e.data.entry_id });
       case 'ReservationReleased':
-        await tx.query(
-          `update redemption.reservations set status = $3, updated_at = now() where tenant = $1 and id = $2 and status = 'open'`,
-          [tenant, e.data.reservation_id, e.data.reason === 'expired' ? 'expired' : 'released']);
-        return;
+        return moveFrom(tx, 'reservations', 'open', tenant, e.data.reservation_id, { status: e.data.reason === 'expired' ? 'expired' : 'released' });
       default:
         return; // the filter lets only the events above through
     }
   }
 }
+
+/**
+ * Moves a row out of the status `from`, and only out of it (a replay, or the runner applying what
+ * a command applied already, changes nothing): sets `set` (column → value; the columns are ours).
+ */
+const moveFrom = async (
+  tx: Pick<PoolClient, 'query'>, table: 'redemptions' | 'reservations', from: 'created' | 'open', tenant: string, id: string, set: Record<string, unknown>,
+): Promise<void> => {
+  const columns = Object.keys(set).map((c, i) => `${c} = $${i + 3}`).join(', ');
+  await tx.query(`update redemption.${table} set ${columns}, updated_at = now() where tenant = $1 and id = $2 and status = '${from}'`, [tenant, id, ...Object.values(set)]);
+};
 
 /** Every read model of the redemption service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`). */
 export const REDEMPTION_PROJECTIONS = (_deps: { pool: Pool; store: EventStore }): Projection[] => [new RedemptionsProjection()];
