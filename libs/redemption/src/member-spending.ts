@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { memberStreamId } from '@loyalty/contracts';
 import { CommandHandler, Decision, decideOn } from '@loyalty/event-store';
-import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
+import { MemberAggregate, MemberEvent, MemberRuleError, memberEvolver } from '@loyalty/domain-member';
 import { RedemptionRows } from './projections/redemption-rows';
 
 /** The redemption service's decisions on the member stream, with its own rows updated before each reply. */
@@ -29,3 +29,12 @@ export class MemberSpending {
     return reply;
   }
 }
+
+/**
+ * A terminal call (confirm, void, release) on a redemption or reservation the member state no
+ * longer holds (resolved past the retention): the same outcome again decides nothing; any other is refused.
+ */
+export const settled = (kind: 'redemption' | 'reservation', row: { status: string }, same: boolean): never[] => {
+  if (same) return [];
+  throw new MemberRuleError('invalid-state', `${kind} is ${row.status}`);
+};

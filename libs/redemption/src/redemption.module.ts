@@ -1,6 +1,6 @@
 import { Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
-import { CommandHandler, EventStore, ProjectionRunner } from '@loyalty/event-store';
+import { CommandHandler, EventStore } from '@loyalty/event-store';
 import { CommandBus } from '@loyalty/messaging';
 import { AppConfig, APP_CONFIG, COMMAND_BUS, COMMAND_HANDLER, EVENT_STORE, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
@@ -23,8 +23,8 @@ import { VouchersService } from './vouchers/vouchers.service';
       useFactory: (m: MemberSpending, rows: RedemptionRows, programs: ProgramStore, bus: CommandBus, pool: Pool) => new VouchersService(m, rows, programs, bus, pool),
     },
     {
-      provide: ReservationsService, inject: [MemberSpending, RedemptionRows, ProgramStore, COMMAND_BUS, PG_POOL],
-      useFactory: (m: MemberSpending, rows: RedemptionRows, programs: ProgramStore, bus: CommandBus, pool: Pool) => new ReservationsService(m, rows, programs, bus, pool),
+      provide: ReservationsService, inject: [MemberSpending, RedemptionRows, ProgramStore, COMMAND_BUS],
+      useFactory: (m: MemberSpending, rows: RedemptionRows, programs: ProgramStore, bus: CommandBus) => new ReservationsService(m, rows, programs, bus),
     },
     {
       provide: ExpirySweeper, inject: [MemberSpending, ProgramStore, PG_POOL],
@@ -38,19 +38,12 @@ export class RedemptionModule implements OnApplicationBootstrap, OnApplicationSh
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> | null = null;
 
-  constructor(
-    private readonly rows: RedemptionRows,
-    private readonly sweeper: ExpirySweeper,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    @Inject(PG_POOL) private readonly pool: Pool,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly rows: RedemptionRows, private readonly sweeper: ExpirySweeper, @Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   async onApplicationBootstrap(): Promise<void> {
     // the runner applies every writer's events (erasure, order events confirming a reservation);
     // this service's commands also apply their own at once (RedemptionRows.project)
-    this.rows.runner = new ProjectionRunner(this.store, this.pool, this.rows.projection);
-    await this.rows.runner.start();
+    await this.rows.start();
     // the periodic sweep of every tenant; a sandbox clock move also sweeps at once (admin plane)
     this.timer = setInterval(() => {
       if (this.sweeping) return;
@@ -65,6 +58,6 @@ export class RedemptionModule implements OnApplicationBootstrap, OnApplicationSh
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.sweeping;
-    await this.rows.runner?.stop();
+    await this.rows.stop();
   }
 }

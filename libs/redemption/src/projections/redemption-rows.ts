@@ -2,9 +2,16 @@ import { LRUCache } from 'lru-cache';
 import { Pool, PoolClient } from 'pg';
 import { memberStreamId } from '@loyalty/contracts';
 import { EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, WireHead, wipeTenantRows } from '@loyalty/event-store';
-import { MemberEvent } from '@loyalty/domain-member';
+import { MemberEvent, Reservation } from '@loyalty/domain-member';
+import { notFound } from '@loyalty/platform';
 import { REDEMPTION_TENANT_TABLES } from '../redemption.migrations';
 import { RedemptionsProjection } from './redemptions.projection';
+
+/** A row of redemption.reservations. */
+export interface ReservationRow {
+  id: string; member_id: string; status: Reservation['status']; amount_cents: string; cart_ref: string | null; order_ref: string | null;
+  ledger_entry_id: string | null; expires_at: Date; created_at: Date;
+}
 
 /** Owners of redemptions and reservations remembered per process (about 100 bytes each). */
 const OWNERS_CACHED = 100_000;
@@ -41,6 +48,25 @@ export class RedemptionRows {
     if (!rows.length) return null;
     this.rememberOwner(tenant, id, rows[0].member_id);
     return rows[0].member_id;
+  }
+
+  /** A reservation's row (what is left of it once the member state no longer holds it); 404 when there is none. */
+  async reservation(tenant: string, id: string): Promise<ReservationRow> {
+    const { rows } = await this.pool.query<ReservationRow>(
+      `select id, member_id, status, amount_cents, cart_ref, order_ref, ledger_entry_id, expires_at, created_at
+         from redemption.reservations where tenant = $1 and id = $2`, [tenant, id]);
+    if (!rows.length) throw notFound('reservation');
+    return rows[0];
+  }
+
+  /** Starts the runner that applies every writer's events to these rows. */
+  async start(): Promise<void> {
+    this.runner = new ProjectionRunner(this.store, this.pool, this.projection);
+    await this.runner.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.runner?.stop();
   }
 
   /**

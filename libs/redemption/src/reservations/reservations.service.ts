@@ -1,29 +1,18 @@
 import {
-  MemberAggregate, MemberRuleError, Quote, Reservation, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
+  MemberAggregate, Quote, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
 import { ReservationView, reservationView } from '@loyalty/domain-redemption';
-import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
-import { MemberSpending } from '../member-spending';
-import { RedemptionRows } from '../projections/redemption-rows';
+import { MemberSpending, settled } from '../member-spending';
+import { RedemptionRows, ReservationRow } from '../projections/redemption-rows';
 import { resolveMember, spendingSettings } from '../spending-settings';
 
 export interface QuoteInput { member_id: string; eligible_total_cents: number; payment_method?: string | null }
 export interface ReserveInput { member_id: string; amount_cents: number; cart_ref?: string | null; eligible_total_cents?: number | null; payment_method?: string | null }
 
-/** A row of redemption.reservations. */
-interface ReservationRow {
-  id: string; member_id: string; status: Reservation['status']; amount_cents: string; cart_ref: string | null; order_ref: string | null;
-  ledger_entry_id: string | null; expires_at: Date; created_at: Date;
-}
 
-/** A terminal call on a reservation the member state no longer holds: the same outcome again decides nothing; any other is refused. */
-const settled = (row: { status: string }, same: boolean): never[] => {
-  if (same) return [];
-  throw new MemberRuleError('invalid-state', `reservation is ${row.status}`);
-};
 
 /** Checkout: quotes (nothing held), reservations (points held), confirm (debit) and release. */
 export class ReservationsService {
@@ -32,7 +21,6 @@ export class ReservationsService {
     private readonly rows: RedemptionRows,
     private readonly programs: ProgramStore,
     private readonly bus: CommandBus,
-    private readonly pool: Pool,
   ) {}
 
   /** POST /v1/redemption-quotes */
@@ -92,8 +80,8 @@ export class ReservationsService {
     let row: ReservationRow | null = null;
     return this.spending.decide(tenant, memberId, async (s) => {
       if (s.reservations.has(id)) return { events: decideConfirmReservation(s, { reservation_id: id, order_ref: orderRef, entry_id: entryId, at }), result: id };
-      row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'confirmed' && row.order_ref === orderRef), result: id };
+      row ??= await this.rows.reservation(tenant, id);
+      return { events: settled('reservation', row, row.status === 'confirmed' && row.order_ref === orderRef), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
@@ -104,8 +92,8 @@ export class ReservationsService {
     let row: ReservationRow | null = null;
     return this.spending.decide(tenant, memberId, async (s) => {
       if (s.reservations.has(id)) return { events: decideReleaseReservation(s, { reservation_id: id, at }), result: id };
-      row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'released'), result: id };
+      row ??= await this.rows.reservation(tenant, id);
+      return { events: settled('reservation', row, row.status === 'released'), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
@@ -113,7 +101,7 @@ export class ReservationsService {
   async get(tenant: string, id: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
     const s = await this.spending.load(tenant, memberId);
-    return this.viewOf(s, id, memberId, s.reservations.has(id) ? null : await this.row(tenant, id));
+    return this.viewOf(s, id, memberId, s.reservations.has(id) ? null : await this.rows.reservation(tenant, id));
   }
 
   /** The member holding a reservation: remembered by this process, else its read model row. */
@@ -132,13 +120,5 @@ export class ReservationsService {
       id: row.id, status: row.status, member_id: row.member_id, amount_cents: Number(row.amount_cents), cart_ref: row.cart_ref, order_ref: row.order_ref,
       ledger_entry_id: row.ledger_entry_id, expires_at: row.expires_at.toISOString(), created_at: row.created_at.toISOString(),
     };
-  }
-
-  private async row(tenant: string, id: string): Promise<ReservationRow> {
-    const { rows } = await this.pool.query<ReservationRow>(
-      `select id, member_id, status, amount_cents, cart_ref, order_ref, ledger_entry_id, expires_at, created_at
-         from redemption.reservations where tenant = $1 and id = $2`, [tenant, id]);
-    if (!rows.length) throw notFound('reservation');
-    return rows[0];
   }
 }

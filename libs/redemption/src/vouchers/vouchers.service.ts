@@ -1,5 +1,5 @@
 import {
-  MemberAggregate, MemberRuleError, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
+  MemberAggregate, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
 } from '@loyalty/domain-member';
 import { newId, newVoucherCode, notFound, problem } from '@loyalty/platform';
 import { GroupCommitter } from '@loyalty/event-store';
@@ -8,7 +8,7 @@ import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
 import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
-import { MemberSpending } from '../member-spending';
+import { MemberSpending, settled } from '../member-spending';
 import { RedemptionRows } from '../projections/redemption-rows';
 import { resolveMember, spendingSettings } from '../spending-settings';
 
@@ -32,11 +32,6 @@ const rowView = (r: RedemptionRow): RedemptionView => ({
   ledger_entry_id: r.ledger_entry_id, expires_at: r.expires_at?.toISOString() ?? null, created_at: r.created_at.toISOString(), member_id: r.member_id,
 });
 
-/** A terminal call on a redemption the member state no longer holds: the same outcome again decides nothing; any other is refused. */
-const settled = (row: { id: string; status: string }, same: boolean): never[] => {
-  if (same) return [];
-  throw new MemberRuleError('invalid-state', `redemption is ${row.status}`);
-};
 
 /** Vouchers and direct redemptions: create (debit at once), confirm, void, look-ups. */
 export class VouchersService {
@@ -101,7 +96,7 @@ export class VouchersService {
     return this.spending.decide(tenant, memberId, async (s) => {
       if (s.vouchers.has(id)) return { events: decideConfirmRedemption(s, { redemption_id: id, order_ref: orderRef, at }), result: id };
       row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'used' && row.order_ref === orderRef), result: id };
+      return { events: settled('redemption', row, row.status === 'used' && row.order_ref === orderRef), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
@@ -114,7 +109,7 @@ export class VouchersService {
     return this.spending.decide(tenant, memberId, async (s) => {
       if (s.vouchers.has(id)) return { events: decideVoidRedemption(s, { redemption_id: id, reverse_entry_id: reverseEntryId, at }), result: id };
       row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'restored'), result: id };
+      return { events: settled('redemption', row, row.status === 'restored'), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
