@@ -12,10 +12,7 @@ import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
 import { EraseMemberService } from '../erase/erase-member.service';
 import { ReadMembersService } from '../read-members/read-members.service';
-import { MigrationsService } from '../migrations-import/migrations.service';
-import { EntryReviewService } from '../orders/entry-review.service';
 import { OrdersService } from '../orders/orders.service';
-import { SweepService } from '../sweeps/sweep.service';
 import { outstandingMovement } from './finance.figures';
 import { FinanceProjection } from './finance.projection';
 import { replayRollForward } from './finance.replay';
@@ -59,17 +56,9 @@ describe('closing the books (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('finance', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40 });
-    ({ app, store } = await startLedgerTestApp(db));
-    programs = app.get(ProgramStore);
-    members = app.get(MembersService);
-    erasing = app.get(EraseMemberService);
-    reading = app.get(ReadMembersService);
-    orders = app.get(OrdersService);
-    finance = app.get(FinanceService);
-    readModels = app.get(LedgerReadModels);
-    const reviews = app.get(EntryReviewService);
-    const sweeps = app.get(SweepService);
-    const migrations = app.get(MigrationsService);
+    const started = await startLedgerTestApp(db);
+    ({ app, store, programs, members, erasing, reading, orders, finance, readModels } = started);
+    const { reviews, sweeps, migrations } = started;
 
     const rules: Partial<Rule>[] = [
       { id: 'base', name: 'Base 2 %', type: 'base', earn_rate_pct: 2, timing: 'paid' },

@@ -5,7 +5,7 @@ import { PATTERNS, memberStreamId as memberStream, orderStreamId } from '@loyalt
 import { decideOpenReservation, memberEvolver, spendingRules } from '@loyalty/domain-member';
 import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
 import { InProcessBus } from '@loyalty/messaging';
-import { COMMAND_HANDLER, ProblemError, newId } from '@loyalty/platform';
+import { ProblemError, newId } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 import { createTestDatabase, TestDatabase } from '@loyalty/testing';
 import { LedgerReadModels } from '../ledger.read-models';
@@ -46,17 +46,7 @@ describe('order processing (PostgreSQL)', () => {
     db = await createTestDatabase('orders', {
       migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40,
     });
-    ({ app, store, bus } = await startLedgerTestApp(db));
-    orders = app.get(OrdersService);
-    members = app.get(MembersService);
-    adjusting = app.get(AdjustPointsService);
-    erasing = app.get(EraseMemberService);
-    reading = app.get(ReadMembersService);
-    states = app.get(ChangeMemberStateService);
-    programs = app.get(ProgramStore);
-    readModels = app.get(LedgerReadModels);
-    handler = app.get(COMMAND_HANDLER);
-    liability = app.get(LiabilityService);
+    ({ app, store, bus, orders, members, adjusting, erasing, reading, states, programs, readModels, handler, liability } = await startLedgerTestApp(db));
   });
   afterAll(async () => {
     await app?.close();

@@ -29,13 +29,8 @@ describe('sweeps (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await createTestDatabase('sweeps', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40 });
     const started = await startLedgerTestApp(db);
-    app = started.app;
-    const store = started.store;
-    members = app.get(MembersService);
-    adjusting = app.get(AdjustPointsService);
-    erasing = app.get(EraseMemberService);
-    programs = app.get(ProgramStore);
-    a = app.get(SweepService);
+    ({ app, members, adjusting, erasing, programs, sweeps: a } = started);
+    const { store } = started;
     // the second replica: same database and projections, its own state cache and no runners of its own
     b = new SweepService(db.pool, new CommandHandler(store), programs, new LedgerReadModels(store, 2_000));
   });
