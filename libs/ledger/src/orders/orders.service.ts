@@ -11,7 +11,6 @@ import { CommandHandler, KeyedMutex, WrongExpectedRevisionError } from '@loyalty
 import { ProgramStore } from '@loyalty/programs';
 import { ProblemError, deterministicUuid, entryIdFor, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
-
 import { normaliseEmail, normalisePhone } from '../members/identity';
 import { MembersService } from '../members/members.service';
 import { CampaignBudgets } from './campaign-budgets';
