@@ -1,6 +1,5 @@
-import { WireHead, committedHead, deleteTenantStreams, toWire } from '@loyalty/event-store';
+import { CommandHandler, WireHead, committedHead, deleteTenantStreams, toWire } from '@loyalty/event-store';
 import { deleteTenantRows, inTransaction, parseTenantKey, problem } from '@loyalty/platform';
-import { CommandHandler } from '@loyalty/event-store';
 import { Pool } from 'pg';
 import { LedgerReadModels } from '../ledger.read-models';
 import { PiiVault } from '../pii/pii.vault';

@@ -1,9 +1,8 @@
-import { Position, comparePositions } from '@loyalty/event-store';
 import { MemberEvent, decideSweep, memberEvolver } from '@loyalty/domain-member';
 import { newId } from '@loyalty/platform';
 import { Pool } from 'pg';
 import { memberStreamId as memberStream } from '@loyalty/contracts';
-import { CommandHandler } from '@loyalty/event-store';
+import { CommandHandler, Position, comparePositions } from '@loyalty/event-store';
 import { ProgramStore } from '@loyalty/programs';
 import { LedgerReadModels } from '../ledger.read-models';
 

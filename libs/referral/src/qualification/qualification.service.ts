@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { PoolClient } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import { PATTERNS, ReferralCreditReply, ReferralCreditRequest } from '@loyalty/contracts';
 import { ReferralState, decideOrderPaid, decideRewarded, referralTerms, rewardCause } from '@loyalty/domain-referral';
 import { PaidOrderSeen } from '../projections/referral.projection';
-import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
 import { ReferralDecisions, programmeNow } from '../referral-decisions';
