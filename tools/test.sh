@@ -28,6 +28,7 @@ echo "== lint (module boundaries)"
 npm run lint --silent || exit 1
 
 echo "== build (type check)"
+npm run api:types --silent || exit 1
 npx tsc -p tsconfig.json --noEmit || exit 1
 npm run build --silent || exit 1
 

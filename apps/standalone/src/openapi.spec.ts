@@ -99,7 +99,7 @@ describe('committed API artefacts (drift check)', () => {
   it('libs/sdk/src/schema.ts is what openapi-typescript makes of the committed document', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sdk-'));
     try {
-      execFileSync(join(root, 'node_modules', '.bin', 'openapi-typescript'), [join(root, 'libs/sdk/openapi.json'), '--default-non-nullable', 'false', '-o', join(dir, 'schema.ts')], { stdio: 'pipe' });
+      execFileSync(join(root, 'node_modules', '.bin', 'openapi-typescript'), [join(root, 'libs/sdk/openapi.json'), '--default-non-nullable', 'false', '--root-types', '--root-types-no-schema-prefix', '-o', join(dir, 'schema.ts')], { stdio: 'pipe' });
       expect(readFileSync(join(dir, 'schema.ts'), 'utf8')).toEqual(read('libs/sdk/src/schema.ts'));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -39,17 +39,21 @@ export type LedgerEntryType = (typeof LEDGER_ENTRY_TYPES)[number];
 export const LEDGER_ENTRY_STATUSES = ['pending', 'under_review', 'posted', 'reversed', 'rejected'] as const;
 export type LedgerEntryStatus = (typeof LEDGER_ENTRY_STATUSES)[number];
 
-export interface LedgerEntryView {
+/** What a ledger entry is, as the member stream records it and the API shows it. */
+export interface LedgerEntryFields {
   id: string;
   type: LedgerEntryType;
   status: LedgerEntryStatus;
   amount_cents: number;
-  currency: string;
   reason_code: string | null;
   rule: string | null;
   parent_entry_id: string | null;
   release_at: string | null;
   expires_at: string | null;
   created_at: string;
+}
+
+export interface LedgerEntryView extends LedgerEntryFields {
+  currency: string;
   order_ref?: string | null;
 }

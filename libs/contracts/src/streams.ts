@@ -2,6 +2,10 @@
  * Stream names (architecture.md "Streams") and their parsing, in one place; tenant = programme id,
  * or `<programmeId>_test` for the sandbox.
  */
+/** How each kind of stream's name begins (a subscription's `streamPrefixes`). */
+export const STREAM_PREFIX = { member: 'member-', order: 'order-', referral: 'referral-' } as const;
+/** How the member streams of one tenant begin. */
+export const memberStreamPrefix = (tenant: string): string => `${STREAM_PREFIX.member}${tenant}-`;
 export const memberStreamId = (tenant: string, memberId: string): string => `member-${tenant}-${memberId}`;
 export const orderStreamId = (tenant: string, orderRef: string): string => `order-${tenant}-${orderRef}`;
 /** One referral per friend, ever. */

@@ -1,15 +1,14 @@
 import { Pool, PoolClient } from 'pg';
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions,
 } from './event-store.port';
 import { GroupCommitter, GroupOutcome } from './group-commit';
 
-export class EventStore001_1764000001000 extends SqlMigration {
-  readonly name = 'EventStore001_1764000001000';
-  override readonly legacyId = 'event-store-001';
-  protected readonly upSql = `
+export const EventStore001_1764000001000 = sqlMigration('EventStore001_1764000001000', {
+  legacyId: 'event-store-001',
+  up: `
       create schema if not exists es;
       create table es.streams (stream_id text primary key, revision bigint not null);
       create table es.events (
@@ -26,21 +25,20 @@ export class EventStore001_1764000001000 extends SqlMigration {
       );
       create unique index events_event_id on es.events (stream_id, event_id);
       create index events_global on es.events (transaction_id, global_position);
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists es cascade;
-    `;
-}
+    `,
+});
 
 // An append in ONE round trip (it was seven: begin, lock, look for the ids, insert, stream
 // revision, notify, commit). Same rules: the stream row is locked; every id already there = this
 // append happened before (its last event is returned, nothing written); some of them = conflict;
 // expected 'no_stream' | 'any' | <revision> is checked against the locked revision.
 // outcome: 'ok' | 'duplicate' | 'conflict' (actual = the stream's revision, null = no stream).
-export class EventStore002_1764000002000 extends SqlMigration {
-  readonly name = 'EventStore002_1764000002000';
-  override readonly legacyId = 'event-store-002';
-  protected readonly upSql = `
+export const EventStore002_1764000002000 = sqlMigration('EventStore002_1764000002000', {
+  legacyId: 'event-store-002',
+  up: `
       create or replace function es.append_events(p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
       returns table (outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
       language plpgsql as $fn$
@@ -79,11 +77,11 @@ export class EventStore002_1764000002000 extends SqlMigration {
         perform pg_notify('es_appended', '');
       end
       $fn$;
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop function if exists es.append_events(text, text, uuid[], text[], jsonb[], jsonb[]);
-    `;
-}
+    `,
+});
 
 const APPEND_SET_V1 = `
       create or replace function es.append_set(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
@@ -149,14 +147,13 @@ const APPEND_SET_V1 = `
 // written with a handful of statements instead of one function call per append. Same rules as
 // es.append_events: stream rows locked (in stream order, as every writer does); every id already
 // there = duplicate (its last event returned); some = conflict; expected revision checked.
-export class EventStore003_1764000003000 extends SqlMigration {
-  readonly name = 'EventStore003_1764000003000';
-  override readonly legacyId = 'event-store-003';
-  protected readonly upSql = APPEND_SET_V1;
-  protected readonly downSql = `
+export const EventStore003_1764000003000 = sqlMigration('EventStore003_1764000003000', {
+  legacyId: 'event-store-003',
+  up: APPEND_SET_V1,
+  down: `
       drop function if exists es.append_set(text[], text[], int[], uuid[], text[], jsonb[], jsonb[]);
-    `;
-}
+    `,
+});
 
 // The group append again, linear in the group: each event carries the index of its append (v_owner)
 // and is joined to it by equality. The range join it replaces (event ordinal between an append's
@@ -225,11 +222,7 @@ const APPEND_SET_V2 = `
       $fn$;
 `;
 
-export class EventStore004_1764800000000 extends SqlMigration {
-  readonly name = 'EventStore004_1764800000000';
-  protected readonly upSql = APPEND_SET_V2;
-  protected readonly downSql = APPEND_SET_V1;
-}
+export const EventStore004_1764800000000 = sqlMigration('EventStore004_1764800000000', { up: APPEND_SET_V2, down: APPEND_SET_V1 });
 
 export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStore001_1764000001000,

@@ -1,16 +1,15 @@
 import { Pool, PoolClient } from 'pg';
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 import { EventStore, Position, RecordedEvent, START, Subscription, SubscriptionFilter, comparePositions, matchesFilter, positionToString } from './event-store.port';
 
-export class Projections001_1764000004000 extends SqlMigration {
-  readonly name = 'Projections001_1764000004000';
-  override readonly legacyId = 'projections-001';
-  protected readonly upSql = `create schema if not exists es;
-          create table if not exists es.checkpoints (name text primary key, commit_pos text not null, prepare_pos text not null, updated_at timestamptz not null default now());`;
-  protected readonly downSql = `
+export const Projections001_1764000004000 = sqlMigration('Projections001_1764000004000', {
+  legacyId: 'projections-001',
+  up: `create schema if not exists es;
+          create table if not exists es.checkpoints (name text primary key, commit_pos text not null, prepare_pos text not null, updated_at timestamptz not null default now());`,
+  down: `
       drop table if exists es.checkpoints;
-    `;
-}
+    `,
+});
 
 export const PROJECTION_MIGRATIONS: MigrationClass[] = [
   Projections001_1764000004000,

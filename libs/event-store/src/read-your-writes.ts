@@ -24,3 +24,27 @@ export const catchUpReadModels = async (store: EventStore, runners: readonly Pro
   const waiting = Promise.all(runners.map((r) => r.waitFor(head, timeoutMs)));
   await (timeoutMs === undefined ? waiting : waiting.catch(() => undefined));
 };
+
+/**
+ * A service's read models (the projection runners it starts) under that one policy: what a use
+ * case is given when it reads the service's own rows (instead of the store and the runners).
+ */
+export class ReadModels {
+  /** set by the service's module once it has started them */
+  runners: ProjectionRunner[] = [];
+
+  /** `catchUpMs`: how long `catchUp()` waits by default before reading what is there (none: the runners' own limit, failing as they do). */
+  constructor(readonly store: EventStore, private readonly catchUpMs?: number) {}
+
+  /** Before a read: waits until the read models reflect every event committed so far, by any process. */
+  catchUp(timeoutMs = this.catchUpMs): Promise<void> {
+    return catchUpReadModels(this.store, this.runners, timeoutMs);
+  }
+
+  /** Waits until every runner has applied `position` (an append of this process). */
+  async settle(position: Position | null | undefined, timeoutMs?: number): Promise<void> {
+    if (!position) return;
+    this.store.poke?.();
+    await Promise.all(this.runners.map((r) => r.waitFor(position, timeoutMs)));
+  }
+}

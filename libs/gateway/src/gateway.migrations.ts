@@ -1,9 +1,8 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
-export class Gateway001_1764000008000 extends SqlMigration {
-  readonly name = 'Gateway001_1764000008000';
-  override readonly legacyId = 'gateway-001';
-  protected readonly upSql = `
+export const Gateway001_1764000008000 = sqlMigration('Gateway001_1764000008000', {
+  legacyId: 'gateway-001',
+  up: `
       create schema if not exists gateway;
       create table gateway.api_keys (
         id text primary key,
@@ -45,27 +44,25 @@ export class Gateway001_1764000008000 extends SqlMigration {
         at timestamptz not null default now()
       );
       create index rejected_calls_program on gateway.rejected_calls (program_id, at);
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists gateway cascade;
-    `;
-}
+    `,
+});
 
-export class Gateway002_1764000009000 extends SqlMigration {
-  readonly name = 'Gateway002_1764000009000';
-  override readonly legacyId = 'gateway-002';
-  protected readonly upSql = `create index if not exists idempotency_created_at on gateway.idempotency (created_at);`;
-  protected readonly downSql = `
+export const Gateway002_1764000009000 = sqlMigration('Gateway002_1764000009000', {
+  legacyId: 'gateway-002',
+  up: `create index if not exists idempotency_created_at on gateway.idempotency (created_at);`,
+  down: `
       drop index if exists gateway.idempotency_created_at;
-    `;
-}
+    `,
+});
 
 // Gateways cache keys by prefix; every change of a key (revocation, rotation, a wipe) is announced
 // so that each replica drops it at once (ApiKeysService).
-export class Gateway003_1764000010000 extends SqlMigration {
-  readonly name = 'Gateway003_1764000010000';
-  override readonly legacyId = 'gateway-003';
-  protected readonly upSql = `
+export const Gateway003_1764000010000 = sqlMigration('Gateway003_1764000010000', {
+  legacyId: 'gateway-003',
+  up: `
       create or replace function gateway.notify_key_changed() returns trigger language plpgsql as $fn$
       begin
         perform pg_notify('api_key_changed', coalesce(new.prefix, old.prefix));
@@ -73,12 +70,12 @@ export class Gateway003_1764000010000 extends SqlMigration {
       end $fn$;
       create trigger api_keys_changed after insert or update or delete on gateway.api_keys
         for each row execute function gateway.notify_key_changed();
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop trigger if exists api_keys_changed on gateway.api_keys;
       drop function if exists gateway.notify_key_changed();
-    `;
-}
+    `,
+});
 
 export const GATEWAY_MIGRATIONS: MigrationClass[] = [
   Gateway001_1764000008000,

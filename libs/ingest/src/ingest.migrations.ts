@@ -1,9 +1,8 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
-export class Ingest001_1764000015000 extends SqlMigration {
-  readonly name = 'Ingest001_1764000015000';
-  override readonly legacyId = 'ingest-001';
-  protected readonly upSql = `
+export const Ingest001_1764000015000 = sqlMigration('Ingest001_1764000015000', {
+  legacyId: 'ingest-001',
+  up: `
       create schema if not exists ingest;
       -- The durable event queue and the EventStatus read model in one table: a row is an accepted
       -- event; the worker moves it queued → running → completed | failed.
@@ -35,28 +34,27 @@ export class Ingest001_1764000015000 extends SqlMigration {
       create index events_queued on ingest.events (seq) where status = 'queued';
       create index events_open_partition on ingest.events (tenant, partition_key, seq) where status in ('queued', 'running');
       create index events_leases on ingest.events (locked_until) where status = 'running';
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists ingest cascade;
-    `;
-}
+    `,
+});
 
 /**
  * Operability (issue 11): the trace context and request id of the request that queued the event
  * (the worker processes it as part of that request), and the wall-clock time it was queued
  * (received_at is programme time, which a sandbox test clock moves): queue age on /metrics.
  */
-export class IngestTrace002_1764100015000 extends SqlMigration {
-  readonly name = 'IngestTrace002_1764100015000';
-  protected readonly upSql = `
+export const IngestTrace002_1764100015000 = sqlMigration('IngestTrace002_1764100015000', {
+  up: `
       alter table ingest.events add column if not exists trace jsonb;
       alter table ingest.events add column if not exists queued_at timestamptz not null default now();
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       alter table ingest.events drop column if exists queued_at;
       alter table ingest.events drop column if exists trace;
-    `;
-}
+    `,
+});
 
 /**
  * Throughput (issue 7): a claim no longer rewrites the row's indexes, and walks the queue in order. A running event is a queued
@@ -64,9 +62,8 @@ export class IngestTrace002_1764100015000 extends SqlMigration {
  * the index on leases goes (lease recovery reads the open rows through events_queued), and pages
  * keep a fifth free so the claim's new row version fits beside the old one.
  */
-export class IngestLeases003_1764200000000 extends SqlMigration {
-  readonly name = 'IngestLeases003_1764200000000';
-  protected readonly upSql = `
+export const IngestLeases003_1764200000000 = sqlMigration('IngestLeases003_1764200000000', {
+  up: `
       drop index if exists ingest.events_leases;
       alter table ingest.events set (fillfactor = 80);
       -- The claim: up to p_n queued events whose backoff has passed and that are the oldest open
@@ -97,14 +94,14 @@ export class IngestLeases003_1764200000000 extends SqlMigration {
          where e.tenant = next.tenant and e.id = next.id
         returning e.tenant, e.id, e.seq, e.type, e.payload, e.received_at, e.attempts, e.partition_key, e.trace
       $fn$;
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop function if exists ingest.claim_events(int, float8);
       alter table ingest.events reset (fillfactor);
       update ingest.events set status = 'running' where status = 'queued' and locked_until is not null;
       create index if not exists events_leases on ingest.events (locked_until) where status = 'running';
-    `;
-}
+    `,
+});
 
 export const INGEST_MIGRATIONS: MigrationClass[] = [
   Ingest001_1764000015000,

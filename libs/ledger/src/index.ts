@@ -1,6 +1,6 @@
 export * from './ledger.module';
 export * from './ledger.migrations';
-export * from './ledger.context';
+export * from './ledger.read-models';
 export * from './members/members.service';
 export * from './read-members/read-members.service';
 export * from './erase/erase-member.service';

@@ -1,12 +1,11 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 import { LEDGER_TIME_MIGRATIONS } from './sweeps/time.migrations';
 import { ORDER_MIGRATIONS } from './orders/orders.migrations';
 import { FINANCE_MIGRATIONS } from './finance/finance.migrations';
 
-export class Ledger001_1764000011000 extends SqlMigration {
-  readonly name = 'Ledger001_1764000011000';
-  override readonly legacyId = 'ledger-001';
-  protected readonly upSql = `
+export const Ledger001_1764000011000 = sqlMigration('Ledger001_1764000011000', {
+  legacyId: 'ledger-001',
+  up: `
       create schema if not exists ledger;
       -- identity index: written by commands (claims), so one email/phone/ref maps to one member
       create table ledger.identities (
@@ -35,11 +34,11 @@ export class Ledger001_1764000011000 extends SqlMigration {
       );
       create index members_email on ledger.members (tenant, email);
       create index members_state on ledger.members (tenant, state, seq);
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists ledger cascade;
-    `;
-}
+    `,
+});
 
 export const LEDGER_MIGRATIONS: MigrationClass[] = [
   Ledger001_1764000011000,

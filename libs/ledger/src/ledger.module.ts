@@ -1,9 +1,9 @@
 import { Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
 import { CommandHandler, EventStore, ProjectionRunner } from '@loyalty/event-store';
-import { AppConfig, APP_CONFIG, COMMAND_HANDLER, EVENT_STORE, PG_POOL } from '@loyalty/platform';
+import { COMMAND_HANDLER, EVENT_STORE, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
-import { LedgerContext } from './ledger.context';
+import { LedgerReadModels } from './ledger.read-models';
 import { LedgerMessages } from './ledger.messages';
 import { LiabilityService } from './liability/liability.service';
 import { MembersService } from './members/members.service';
@@ -33,46 +33,75 @@ import { countPoints } from './projections/points-metrics';
 @Module({
   controllers: [LedgerMessages, SweepMessages, MigrationsMessages, WipeMessages, OrdersMessages, FinanceMessages],
   providers: [
+    { provide: PiiVault, inject: [PG_POOL], useFactory: (pool: Pool) => new PiiVault(pool) },
+    // a read not given a limit waits at most 2 s for the read models
+    { provide: LedgerReadModels, inject: [EVENT_STORE], useFactory: (store: EventStore) => new LedgerReadModels(store, 2_000) },
     {
-      provide: LedgerContext,
-      inject: [APP_CONFIG, PG_POOL, EVENT_STORE, COMMAND_HANDLER, ProgramStore],
-      useFactory: (config: AppConfig, pool: Pool, store: EventStore, handler: CommandHandler, programs: ProgramStore) =>
-        new LedgerContext(config, pool, store, handler, programs, new PiiVault(pool)),
+      provide: MembersService, inject: [PG_POOL, COMMAND_HANDLER, ProgramStore, PiiVault, LedgerReadModels],
+      useFactory: (pool: Pool, handler: CommandHandler, programs: ProgramStore, vault: PiiVault, rm: LedgerReadModels) => new MembersService(pool, handler, programs, vault, rm),
     },
-    { provide: MembersService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new MembersService(ctx) },
     // the ledger's use cases, each given only what it uses
-    { provide: ReadMembersService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new ReadMembersService(m, ctx, ctx.pool, ctx.programs) },
-    { provide: EraseMemberService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new EraseMemberService(m, ctx.pool, ctx.vault, (p) => ctx.settle(p, 10_000)) },
-    { provide: AdjustPointsService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new AdjustPointsService(m, ctx.programs) },
-    { provide: ChangeMemberStateService, inject: [MembersService], useFactory: (m: MembersService) => new ChangeMemberStateService(m) },
-    { provide: ReferralRewardService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new ReferralRewardService(m, ctx.programs) },
-    { provide: LiabilityService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new LiabilityService(ctx) },
-    { provide: FinanceService, inject: [LedgerContext, LiabilityService], useFactory: (ctx: LedgerContext, l: LiabilityService) => new FinanceService(ctx, l) },
-    { provide: SweepService, inject: [LedgerContext], useFactory: (ctx: LedgerContext) => new SweepService(ctx) },
-    Sweeper,
-    { provide: OrdersService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new OrdersService(ctx, m, new CampaignBudgets(ctx.pool)) },
-    { provide: EntryReviewService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new EntryReviewService(ctx, m) },
-    { provide: MigrationsService, inject: [LedgerContext, MembersService], useFactory: (ctx: LedgerContext, m: MembersService) => new MigrationsService(ctx, m) },
     {
-      provide: SandboxWipeService, inject: [LedgerContext, LiabilityService],
-      useFactory: (ctx: LedgerContext, liability: LiabilityService) => new SandboxWipeService(ctx, (tenant) => {
+      provide: ReadMembersService, inject: [MembersService, LedgerReadModels, PG_POOL, ProgramStore],
+      useFactory: (m: MembersService, rm: LedgerReadModels, pool: Pool, programs: ProgramStore) => new ReadMembersService(m, rm, pool, programs),
+    },
+    {
+      provide: EraseMemberService, inject: [MembersService, PG_POOL, PiiVault, LedgerReadModels],
+      useFactory: (m: MembersService, pool: Pool, vault: PiiVault, rm: LedgerReadModels) => new EraseMemberService(m, pool, vault, (p) => rm.settle(p, 10_000)),
+    },
+    { provide: AdjustPointsService, inject: [MembersService, ProgramStore], useFactory: (m: MembersService, programs: ProgramStore) => new AdjustPointsService(m, programs) },
+    { provide: ChangeMemberStateService, inject: [MembersService], useFactory: (m: MembersService) => new ChangeMemberStateService(m) },
+    { provide: ReferralRewardService, inject: [MembersService, ProgramStore], useFactory: (m: MembersService, programs: ProgramStore) => new ReferralRewardService(m, programs) },
+    {
+      provide: LiabilityService, inject: [PG_POOL, ProgramStore, LedgerReadModels],
+      useFactory: (pool: Pool, programs: ProgramStore, rm: LedgerReadModels) => new LiabilityService(pool, programs, rm),
+    },
+    {
+      provide: FinanceService, inject: [PG_POOL, ProgramStore, LedgerReadModels, LiabilityService],
+      useFactory: (pool: Pool, programs: ProgramStore, rm: LedgerReadModels, l: LiabilityService) => new FinanceService(pool, programs, rm, l),
+    },
+    {
+      provide: SweepService, inject: [PG_POOL, COMMAND_HANDLER, ProgramStore, LedgerReadModels],
+      useFactory: (pool: Pool, handler: CommandHandler, programs: ProgramStore, rm: LedgerReadModels) => new SweepService(pool, handler, programs, rm),
+    },
+    Sweeper,
+    {
+      provide: OrdersService, inject: [PG_POOL, COMMAND_HANDLER, ProgramStore, MembersService],
+      useFactory: (pool: Pool, handler: CommandHandler, programs: ProgramStore, m: MembersService) => new OrdersService(handler, programs, m, new CampaignBudgets(pool)),
+    },
+    {
+      provide: EntryReviewService, inject: [PG_POOL, ProgramStore, LedgerReadModels, MembersService],
+      useFactory: (pool: Pool, programs: ProgramStore, rm: LedgerReadModels, m: MembersService) => new EntryReviewService(pool, programs, rm, m),
+    },
+    {
+      provide: MigrationsService, inject: [PG_POOL, ProgramStore, LedgerReadModels, MembersService],
+      useFactory: (pool: Pool, programs: ProgramStore, rm: LedgerReadModels, m: MembersService) => new MigrationsService(pool, programs, rm, m),
+    },
+    {
+      provide: SandboxWipeService, inject: [PG_POOL, COMMAND_HANDLER, PiiVault, LedgerReadModels, LiabilityService],
+      useFactory: (pool: Pool, handler: CommandHandler, vault: PiiVault, rm: LedgerReadModels, liability: LiabilityService) => new SandboxWipeService(pool, handler, vault, rm, (tenant) => {
         liability.clear(tenant);
-        for (const r of ctx.runners) for (const p of r.projections) (p as { reset?: () => void }).reset?.();
+        for (const r of rm.runners) for (const p of r.projections) (p as { reset?: () => void }).reset?.();
       }),
     },
   ],
-  exports: [LedgerContext, MembersService, LiabilityService, OrdersService, FinanceService],
+  exports: [LedgerReadModels, MembersService, LiabilityService, OrdersService, FinanceService],
 })
 export class LedgerModule implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(private readonly ctx: LedgerContext, @Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(
+    private readonly readModels: LedgerReadModels,
+    private readonly vault: PiiVault,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PG_POOL) private readonly pool: Pool,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     // one runner for all the ledger's read models: one read, one transaction per batch of events
-    this.ctx.runners = [new ProjectionRunner(this.store, this.ctx.pool, LEDGER_PROJECTIONS({ store: this.store, pool: this.ctx.pool, vault: this.ctx.vault }), { onApplied: countPoints })];
-    for (const r of this.ctx.runners) await r.start();
+    this.readModels.runners = [new ProjectionRunner(this.store, this.pool, LEDGER_PROJECTIONS({ store: this.store, pool: this.pool, vault: this.vault }), { onApplied: countPoints })];
+    for (const r of this.readModels.runners) await r.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    for (const r of this.ctx.runners) await r.stop();
+    for (const r of this.readModels.runners) await r.stop();
   }
 }

@@ -37,50 +37,31 @@ export const renderMetrics = async (): Promise<string> => {
 };
 
 const registers = [metricsRegistry];
+const counter = <L extends string>(name: string, labelNames: readonly L[], help: string) => new Counter<L>({ name, help, labelNames, registers });
+const gauge = <L extends string>(name: string, labelNames: readonly L[], help: string) => new Gauge<L>({ name, help, labelNames, registers });
+const histogram = <L extends string>(name: string, labelNames: readonly L[], buckets: number[], help: string) => new Histogram<L>({ name, help, labelNames, buckets, registers });
 
 export const METRICS = {
-  httpDuration: new Histogram({
-    name: 'http_request_duration_seconds', help: 'HTTP request duration by route and status',
-    labelNames: ['method', 'route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers,
-  }),
-  busRequestDuration: new Histogram({
-    name: 'loyalty_bus_request_duration_seconds', help: 'Command bus request-reply latency by pattern and outcome (ok, problem: a domain refusal, error: no usable reply)',
-    labelNames: ['pattern', 'outcome'], buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers,
-  }),
-  ingestQueueDepth: new Gauge({
-    name: 'loyalty_ingest_queue_depth', help: 'Inbound events waiting (queued) or being processed (running), by programme mode',
-    labelNames: ['mode', 'status'], registers,
-  }),
-  ingestOldestQueuedAge: new Gauge({
-    name: 'loyalty_ingest_oldest_queued_age_seconds', help: 'Age of the oldest queued inbound event (0 when none), by programme mode',
-    labelNames: ['mode'], registers,
-  }),
-  ingestEvents: new Counter({
-    name: 'loyalty_ingest_events_total', help: 'Inbound events processed by this process, by mode and outcome (completed, failed, retried)',
-    labelNames: ['mode', 'outcome'], registers,
-  }),
-  kafkaConsumerLag: new Gauge({
-    name: 'loyalty_kafka_consumer_lag', help: 'Messages not yet committed by a consumer group, by group and topic',
-    labelNames: ['group', 'topic'], registers,
-  }),
-  projectionLagEvents: new Gauge({
-    name: 'loyalty_projection_lag_events', help: 'Events in the store a projection has not applied yet',
-    labelNames: ['projection'], registers,
-  }),
-  projectionLagSeconds: new Gauge({
-    name: 'loyalty_projection_lag_seconds', help: 'Age of the oldest event a projection has not applied yet (0 when caught up)',
-    labelNames: ['projection'], registers,
-  }),
-  webhookDeliveries: new Counter({
-    name: 'loyalty_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered, failed, short_circuited: held back by an open breaker)',
-    labelNames: ['outcome'], registers,
-  }),
-  webhookBreakers: new Gauge({
-    name: 'loyalty_webhook_circuit_breakers', help: 'Per-endpoint circuit breakers of this process by state (closed, open, half_open)',
-    labelNames: ['state'], registers,
-  }),
-  points: new Counter({
-    name: 'loyalty_points_total', help: 'Points (minor units) issued, redeemed and expired, as the ledger records them, by programme mode',
-    labelNames: ['kind', 'mode'], registers,
-  }),
+  httpDuration: histogram('http_request_duration_seconds', ['method', 'route', 'status'], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    'HTTP request duration by route and status'),
+  busRequestDuration: histogram('loyalty_bus_request_duration_seconds', ['pattern', 'outcome'], [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    'Command bus request-reply latency by pattern and outcome (ok, problem: a domain refusal, error: no usable reply)'),
+  ingestQueueDepth: gauge('loyalty_ingest_queue_depth', ['mode', 'status'],
+    'Inbound events waiting (queued) or being processed (running), by programme mode'),
+  ingestOldestQueuedAge: gauge('loyalty_ingest_oldest_queued_age_seconds', ['mode'],
+    'Age of the oldest queued inbound event (0 when none), by programme mode'),
+  ingestEvents: counter('loyalty_ingest_events_total', ['mode', 'outcome'],
+    'Inbound events processed by this process, by mode and outcome (completed, failed, retried)'),
+  kafkaConsumerLag: gauge('loyalty_kafka_consumer_lag', ['group', 'topic'],
+    'Messages not yet committed by a consumer group, by group and topic'),
+  projectionLagEvents: gauge('loyalty_projection_lag_events', ['projection'],
+    'Events in the store a projection has not applied yet'),
+  projectionLagSeconds: gauge('loyalty_projection_lag_seconds', ['projection'],
+    'Age of the oldest event a projection has not applied yet (0 when caught up)'),
+  webhookDeliveries: counter('loyalty_webhook_deliveries_total', ['outcome'],
+    'Webhook delivery attempts by outcome (delivered, failed, short_circuited: held back by an open breaker)'),
+  webhookBreakers: gauge('loyalty_webhook_circuit_breakers', ['state'],
+    'Per-endpoint circuit breakers of this process by state (closed, open, half_open)'),
+  points: counter('loyalty_points_total', ['kind', 'mode'],
+    'Points (minor units) issued, redeemed and expired, as the ledger records them, by programme mode'),
 };

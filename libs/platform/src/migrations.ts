@@ -6,7 +6,8 @@ import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
  * orders it among all migrations (TypeORM sorts by it). `up` and `down` run plain SQL, each in its
  * own transaction. Every lib keeps its migrations in an ordered list (`<LIB>_MIGRATIONS`); adding
  * one is a new class at the end of that list, with a timestamp later than every existing one
- * (`Date.now()` when written). docs/decisions.md, "Operating on Kubernetes (issue 11)".
+ * (`Date.now()` when written), made with `sqlMigration(name, { up, down })`. docs/decisions.md,
+ * "Operating on Kubernetes (issue 11)".
  */
 export abstract class SqlMigration implements MigrationInterface {
   abstract readonly name: string;
@@ -26,6 +27,25 @@ export abstract class SqlMigration implements MigrationInterface {
 }
 
 export type MigrationClass = new () => SqlMigration;
+
+/** What a migration is: its name (ending in its timestamp), the old runner's id if any, and its SQL. */
+export interface SqlMigrationSpec {
+  legacyId?: string;
+  up: string;
+  down: string;
+}
+
+/** A migration class (what TypeORM and the lists take) from its name and SQL. */
+export const sqlMigration = (name: string, spec: SqlMigrationSpec): MigrationClass => {
+  const migration = class extends SqlMigration {
+    readonly name = name;
+    override readonly legacyId = spec.legacyId;
+    protected readonly upSql = spec.up;
+    protected readonly downSql = spec.down;
+  };
+  Object.defineProperty(migration, 'name', { value: name });
+  return migration;
+};
 
 /** TypeORM's bookkeeping table (public schema). */
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

@@ -2,15 +2,14 @@ import { Pool } from 'pg';
 import { DEFAULT_SETTINGS, Program, ProgramSettings, Rule, Tier } from '@loyalty/contracts';
 import { ProgramRecord } from './program.entity';
 import { Repository } from 'typeorm';
-import { MigrationClass, SqlMigration, NotifiedCache, configOrm, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
+import { MigrationClass, sqlMigration, NotifiedCache, configOrm, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
 
 /** How far ahead a sandbox clock may run in total: a century. */
 export const MAX_TEST_CLOCK_OFFSET_MS = 100 * 366 * 86_400_000;
 
-export class Program001_1764000006000 extends SqlMigration {
-  readonly name = 'Program001_1764000006000';
-  override readonly legacyId = 'program-001';
-  protected readonly upSql = `
+export const Program001_1764000006000 = sqlMigration('Program001_1764000006000', {
+  legacyId: 'program-001',
+  up: `
       create schema if not exists program;
       create table program.programs (
         id text primary key,
@@ -24,18 +23,17 @@ export class Program001_1764000006000 extends SqlMigration {
       );
       create table program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
       create table program.test_clocks (program_id text primary key, offset_ms bigint not null default 0);
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists program cascade;
-    `;
-}
+    `,
+});
 
 // Every process caches programmes and test clocks; any change, by whoever makes it, is announced
 // so that each cache drops the programme (ProgramStore LISTENs on program_changed).
-export class Program002_1764000007000 extends SqlMigration {
-  readonly name = 'Program002_1764000007000';
-  override readonly legacyId = 'program-002';
-  protected readonly upSql = `
+export const Program002_1764000007000 = sqlMigration('Program002_1764000007000', {
+  legacyId: 'program-002',
+  up: `
       create or replace function program.notify_changed() returns trigger language plpgsql as $fn$
       begin
         perform pg_notify('program_changed', coalesce(new.id, old.id));
@@ -50,26 +48,25 @@ export class Program002_1764000007000 extends SqlMigration {
         for each row execute function program.notify_changed();
       create trigger test_clocks_changed after insert or update or delete on program.test_clocks
         for each row execute function program.notify_clock_changed();
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop trigger if exists programs_changed on program.programs;
       drop trigger if exists test_clocks_changed on program.test_clocks;
       drop function if exists program.notify_changed();
       drop function if exists program.notify_clock_changed();
-    `;
-}
+    `,
+});
 
 // program.rule_history was written on every rules or tiers change and never read by anything:
 // an entry names the rule it earned under (`rule`); nothing explained events from this table.
-export class Program003_1764400000000 extends SqlMigration {
-  readonly name = 'Program003_1764400000000';
-  protected readonly upSql = `
+export const Program003_1764400000000 = sqlMigration('Program003_1764400000000', {
+  up: `
       drop table if exists program.rule_history;
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       create table if not exists program.rule_history (program_id text not null, changed_at timestamptz not null default now(), rules jsonb not null, tiers jsonb not null);
-    `;
-}
+    `,
+});
 
 export const PROGRAM_MIGRATIONS: MigrationClass[] = [
   Program001_1764000006000,

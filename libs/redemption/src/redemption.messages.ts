@@ -1,10 +1,11 @@
-import { Controller } from '@nestjs/common';
+import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
-import type { WireHead } from '@loyalty/event-store';
+import type { CommandHandler, WireHead } from '@loyalty/event-store';
+import { COMMAND_HANDLER } from '@loyalty/platform';
 import { ExpirySweeper } from './expiry/expiry.sweeper';
-import { SpendingContext } from './spending.context';
+import { RedemptionRows } from './projections/redemption-rows';
 import { QuoteInput, ReservationsService, ReserveInput } from './reservations/reservations.service';
 import { CreateRedemptionInput, VouchersService } from './vouchers/vouchers.service';
 
@@ -15,7 +16,8 @@ const P = PATTERNS.redemption;
 @Controller()
 export class RedemptionMessages {
   constructor(
-    private readonly ctx: SpendingContext,
+    private readonly rows: RedemptionRows,
+    @Inject(COMMAND_HANDLER) private readonly handler: CommandHandler,
     private readonly vouchers: VouchersService,
     private readonly reservations: ReservationsService,
     private readonly sweeper: ExpirySweeper,
@@ -58,7 +60,11 @@ export class RedemptionMessages {
   /** The admin plane wiped a sandbox (the ledger deleted its streams): this service forgets it and deletes its rows of it. */
   @MessagePattern(P.wipe)
   wipe(@Payload() p: T & { head?: WireHead | null }) {
-    return reply(async () => ({ forgotten: true, ...(await this.ctx.wipe(p.tenant, p.head)) }));
+    return reply(async () => {
+      // no cached state of the deleted member streams survives
+      this.handler.forget();
+      return { forgotten: true, ...(await this.rows.wipe(p.tenant, p.head)) };
+    });
   }
 
   /** Called by the admin plane right after a sandbox test clock moves. */

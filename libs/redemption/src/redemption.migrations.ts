@@ -1,10 +1,9 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
 /** Read models of the redemption service (schema `redemption`): lookups by id and code, and due rows for the expiry sweep. */
-export class Redemption001_1764000016000 extends SqlMigration {
-  readonly name = 'Redemption001_1764000016000';
-  override readonly legacyId = 'redemption-001';
-  protected readonly upSql = `
+export const Redemption001_1764000016000 = sqlMigration('Redemption001_1764000016000', {
+  legacyId: 'redemption-001',
+  up: `
       create schema if not exists redemption;
       create table redemption.redemptions (
         tenant text not null,
@@ -38,11 +37,11 @@ export class Redemption001_1764000016000 extends SqlMigration {
         primary key (tenant, id)
       );
       create index reservations_due on redemption.reservations (tenant, expires_at) where status = 'open';
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists redemption cascade;
-    `;
-}
+    `,
+});
 
 export const REDEMPTION_MIGRATIONS: MigrationClass[] = [
   Redemption001_1764000016000,

@@ -1,6 +1,6 @@
 export * from './referral.module';
 export * from './referral.migrations';
-export * from './referral.context';
+export * from './referral-decisions';
 export * from './projections/referral.projection';
 export * from './qualification/qualification.service';
 export * from './create-referral/create-referral.service';

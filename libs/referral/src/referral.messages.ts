@@ -1,11 +1,13 @@
-import { Controller } from '@nestjs/common';
+import { Controller, Inject } from '@nestjs/common';
+import { Pool } from 'pg';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS, TenantScoped } from '@loyalty/contracts';
-import { WireHead, wipeTenantRows } from '@loyalty/event-store';
+import { CommandHandler, WireHead, wipeTenantRows } from '@loyalty/event-store';
+import { COMMAND_HANDLER, PG_POOL } from '@loyalty/platform';
 import { reply } from '@loyalty/messaging';
 import { CreateReferralInput, CreateReferralService } from './create-referral/create-referral.service';
 import { ReferralDetailsService } from './referral-details/referral-details.service';
-import { ReferralContext } from './referral.context';
+import { ReferralReadModels } from './referral-decisions';
 import { REFERRAL_TENANT_TABLES } from './referral.migrations';
 import { ReviewReferralService } from './review-referral/review-referral.service';
 
@@ -15,7 +17,9 @@ const P = PATTERNS.referral;
 @Controller()
 export class ReferralMessages {
   constructor(
-    private readonly ctx: ReferralContext,
+    private readonly readModels: ReferralReadModels,
+    @Inject(COMMAND_HANDLER) private readonly handler: CommandHandler,
+    @Inject(PG_POOL) private readonly pool: Pool,
     private readonly creating: CreateReferralService,
     private readonly reading: ReferralDetailsService,
     private readonly reviewing: ReviewReferralService,
@@ -44,8 +48,8 @@ export class ReferralMessages {
   @MessagePattern(P.wipe)
   wipe(@Payload() p: TenantScoped & { head?: WireHead | null }) {
     return reply(async () => {
-      this.ctx.handler.forget();
-      return { forgotten: true, rows: await wipeTenantRows(this.ctx.store, this.ctx.pool, this.ctx.runner ? [this.ctx.runner] : [], REFERRAL_TENANT_TABLES, p.tenant, p.head) };
+      this.handler.forget();
+      return { forgotten: true, rows: await wipeTenantRows(this.readModels.store, this.pool, this.readModels.runners, REFERRAL_TENANT_TABLES, p.tenant, p.head) };
     });
   }
 }

@@ -1,14 +1,13 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
 /**
  * Read models of the referral service (schema `referral`), all rebuilt from the event store:
  * referral codes (member streams), the members' paid orders (order streams) and referrals (their
  * own streams). Every row is keyed by tenant: the sandbox wipe deletes a sandbox's rows from REFERRAL_TENANT_TABLES.
  */
-export class Referral001_1764000018000 extends SqlMigration {
-  readonly name = 'Referral001_1764000018000';
-  override readonly legacyId = 'referral-001';
-  protected readonly upSql = `
+export const Referral001_1764000018000 = sqlMigration('Referral001_1764000018000', {
+  legacyId: 'referral-001',
+  up: `
       create schema if not exists referral;
       create table referral.codes (
         tenant text not null,
@@ -43,11 +42,11 @@ export class Referral001_1764000018000 extends SqlMigration {
       create index referrals_advocate on referral.referrals (tenant, advocate_id, created_at);
       create index referrals_id on referral.referrals (id);
       create index referrals_qualified on referral.referrals (updated_at) where status = 'qualified';
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists referral cascade;
-    `;
-}
+    `,
+});
 
 export const REFERRAL_MIGRATIONS: MigrationClass[] = [
   Referral001_1764000018000,

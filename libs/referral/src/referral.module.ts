@@ -8,7 +8,7 @@ import { CreateReferralService } from './create-referral/create-referral.service
 import { ReferralProjection } from './projections/referral.projection';
 import { QualificationService } from './qualification/qualification.service';
 import { ReferralDetailsService } from './referral-details/referral-details.service';
-import { ReferralContext } from './referral.context';
+import { ReferralDecisions, ReferralReadModels } from './referral-decisions';
 import { ReferralMessages } from './referral.messages';
 import { ReviewReferralService } from './review-referral/review-referral.service';
 
@@ -16,45 +16,56 @@ import { ReviewReferralService } from './review-referral/review-referral.service
 @Module({
   controllers: [ReferralMessages],
   providers: [
+    { provide: ReferralReadModels, inject: [EVENT_STORE], useFactory: (store: EventStore) => new ReferralReadModels(store) },
+    { provide: ReferralDecisions, inject: [COMMAND_HANDLER, PG_POOL], useFactory: (handler: CommandHandler, pool: Pool) => new ReferralDecisions(handler, pool) },
+    // the use cases, each given only what it uses
     {
-      provide: ReferralContext,
-      inject: [APP_CONFIG, PG_POOL, EVENT_STORE, COMMAND_HANDLER, ProgramStore, COMMAND_BUS],
-      useFactory: (config: AppConfig, pool: Pool, store: EventStore, handler: CommandHandler, programs: ProgramStore, bus: CommandBus) =>
-        new ReferralContext(config, pool, store, handler, programs, bus),
+      provide: QualificationService, inject: [ReferralDecisions, ProgramStore, COMMAND_BUS, PG_POOL],
+      useFactory: (d: ReferralDecisions, programs: ProgramStore, bus: CommandBus, pool: Pool) => new QualificationService(d, programs, bus, pool),
     },
-    { provide: QualificationService, inject: [ReferralContext], useFactory: (ctx: ReferralContext) => new QualificationService(ctx) },
     {
-      provide: CreateReferralService, inject: [ReferralContext, QualificationService],
-      useFactory: (ctx: ReferralContext, q: QualificationService) => new CreateReferralService(ctx, q),
+      provide: CreateReferralService, inject: [ReferralDecisions, ReferralReadModels, ProgramStore, COMMAND_BUS, PG_POOL, QualificationService],
+      useFactory: (d: ReferralDecisions, rm: ReferralReadModels, programs: ProgramStore, bus: CommandBus, pool: Pool, q: QualificationService) =>
+        new CreateReferralService(d, rm, programs, bus, pool, q),
     },
-    { provide: ReferralDetailsService, inject: [ReferralContext], useFactory: (ctx: ReferralContext) => new ReferralDetailsService(ctx) },
     {
-      provide: ReviewReferralService, inject: [ReferralContext, QualificationService],
-      useFactory: (ctx: ReferralContext, q: QualificationService) => new ReviewReferralService(ctx, q),
+      provide: ReferralDetailsService, inject: [ReferralDecisions, ProgramStore, COMMAND_BUS, PG_POOL],
+      useFactory: (d: ReferralDecisions, programs: ProgramStore, bus: CommandBus, pool: Pool) => new ReferralDetailsService(d, programs, bus, pool),
+    },
+    {
+      provide: ReviewReferralService, inject: [ReferralDecisions, ProgramStore, PG_POOL, QualificationService],
+      useFactory: (d: ReferralDecisions, programs: ProgramStore, pool: Pool, q: QualificationService) => new ReviewReferralService(d, programs, pool, q),
     },
   ],
-  exports: [ReferralContext, QualificationService],
+  exports: [ReferralReadModels, ReferralDecisions, QualificationService],
 })
 export class ReferralModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> | null = null;
   private stopped = false;
 
-  constructor(private readonly ctx: ReferralContext, private readonly qualification: QualificationService, @Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(
+    private readonly readModels: ReferralReadModels,
+    private readonly qualification: QualificationService,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const projection = new ReferralProjection((tx, seen) => this.qualification.onOrderPaid(tx, seen));
-    this.ctx.runner = new ProjectionRunner(this.store, this.ctx.pool, projection);
-    await this.ctx.runner.start();
+    const runner = new ProjectionRunner(this.store, this.pool, projection);
+    this.readModels.runners = [runner];
+    await runner.start();
     // rewards left `qualified` (a crash, a ledger refusal) are retried; 0 turns the sweep off
-    if (this.ctx.config.sweepIntervalMs > 0) this.schedule();
+    if (this.config.sweepIntervalMs > 0) this.schedule();
   }
 
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.sweeping = this.qualification.sweep().catch(() => undefined).finally(() => { this.sweeping = null; this.schedule(); });
-    }, this.ctx.config.sweepIntervalMs);
+    }, this.config.sweepIntervalMs);
     this.timer.unref?.();
   }
 
@@ -63,6 +74,6 @@ export class ReferralModule implements OnApplicationBootstrap, OnApplicationShut
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.sweeping;
-    await this.ctx.runner?.stop();
+    for (const r of this.readModels.runners) await r.stop();
   }
 }

@@ -3,7 +3,8 @@ import type { components, operations, paths } from './schema';
 
 /**
  * The typed TypeScript client of the Loyalty programme API. Types are generated from the OpenAPI
- * document (libs/sdk/openapi.json) by openapi-typescript (`npm run api:generate`); requests go
+ * document (libs/sdk/openapi.json) into ./schema.ts by openapi-typescript (`npm run api:types`, which
+ * build and typecheck run first; the file is not committed); requests go
  * through openapi-fetch, so every path, parameter, body and response is checked by the compiler.
  *
  *   const loyalty = createLoyaltyClient({ baseUrl: 'http://localhost:3000', apiKey: process.env.LOYALTY_KEY! });
@@ -13,19 +14,10 @@ import type { components, operations, paths } from './schema';
  */
 export type { components, operations, paths };
 export type Schemas = components['schemas'];
-export type Member = Schemas['Member'];
-export type LedgerEntry = Schemas['LedgerEntry'];
-export type EventStatus = Schemas['EventStatus'];
-export type EventAccepted = Schemas['EventAccepted'];
-export type Redemption = Schemas['Redemption'];
-export type Reservation = Schemas['Reservation'];
-export type Quote = Schemas['Quote'];
-export type Program = Schemas['Program'];
-export type Liability = Schemas['Liability'];
-export type Referral = Schemas['Referral'];
-export type WebhookEndpoint = Schemas['WebhookEndpoint'];
-/** An RFC 9457 problem: branch on the slug after `#` in `type` (see /docs/api/errors). */
-export type Problem = Schemas['Problem'];
+/** The API's resources (a `Problem` is an RFC 9457 problem: branch on the slug after `#` in `type`, see /docs/api/errors). */
+export type {
+  Member, LedgerEntry, EventStatus, EventAccepted, Redemption, Reservation, Quote, Program, Liability, Referral, WebhookEndpoint, Problem,
+} from './schema';
 export type LoyaltyClient = Client<paths>;
 
 export interface LoyaltyClientOptions {

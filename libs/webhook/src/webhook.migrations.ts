@@ -1,13 +1,12 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
 /**
  * Schema `webhook`: endpoints, the durable delivery queue and its attempt log, and the lots the
  * expiring-soon sweep watches. Every table is keyed by tenant (the sandbox wipe relies on it).
  */
-export class Webhook001_1764000017000 extends SqlMigration {
-  readonly name = 'Webhook001_1764000017000';
-  override readonly legacyId = 'webhook-001';
-  protected readonly upSql = `
+export const Webhook001_1764000017000 = sqlMigration('Webhook001_1764000017000', {
+  legacyId: 'webhook-001',
+  up: `
       create schema if not exists webhook;
       create table webhook.endpoints (
         tenant text not null,
@@ -82,11 +81,11 @@ export class Webhook001_1764000017000 extends SqlMigration {
         notified_at timestamptz not null default now(),
         primary key (tenant, member_id, lot_id)
       );
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop schema if exists webhook cascade;
-    `;
-}
+    `,
+});
 
 export const WEBHOOK_MIGRATIONS: MigrationClass[] = [
   Webhook001_1764000017000,

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import type { EarnLine } from '@loyalty/domain-earning';
 import type { Rule } from '@loyalty/contracts';
 import type { MemberEvent } from './member.events';
-import { MemberAggregate, balancesOf, memberEvolver } from './member.state';
+import { MemberAggregate, balancesOf } from './member.state';
+import { refold as fold } from './testing/member.builder';
 import {
   OrderStepCommand, decideOrderStep, decideReviewEntry, decideSignupBonus, earningRefusal, initialEarnStatus, orderCauses,
 } from './member.earning';
@@ -10,14 +11,6 @@ import {
 const T0 = '2030-01-01T00:00:00.000Z';
 const T1 = '2030-01-02T00:00:00.000Z';
 
-// evolve mutates the state it is given, so every fold starts again from the member's history
-const histories = new WeakMap<MemberAggregate, MemberEvent[]>();
-const fold = (events: MemberEvent[], s?: MemberAggregate): MemberAggregate => {
-  const history = [...(s ? histories.get(s)! : []), ...events];
-  const state = history.reduce((acc, e) => memberEvolver.evolve(acc, e), memberEvolver.initialState());
-  histories.set(state, history);
-  return state;
-};
 
 const member = (state: 'registered' | 'prospect' | 'paused' | 'suspended' | 'deleted' = 'registered'): MemberAggregate => {
   const events: MemberEvent[] = [

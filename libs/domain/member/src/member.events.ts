@@ -1,4 +1,4 @@
-import type { LedgerEntryStatus, LedgerEntryType, MemberState, MemberTier } from '@loyalty/contracts';
+import type { LedgerEntryFields, MemberState, MemberTier } from '@loyalty/contracts';
 
 /** Encrypted personal data: only the service holding the member's key can read it (crypto-shredding). */
 export interface SealedPii { v: 1; kid: string; iv: string; tag: string; data: string }
@@ -6,17 +6,7 @@ export interface SealedPii { v: 1; kid: string; iv: string; tag: string; data: s
 /** Which balance an entry moves. `pending` covers pending and under-review earns. */
 export type Bucket = 'available' | 'pending' | 'none';
 
-export interface EntryData {
-  id: string;
-  type: LedgerEntryType;
-  status: LedgerEntryStatus;
-  amount_cents: number;
-  reason_code: string | null;
-  rule: string | null;
-  parent_entry_id: string | null;
-  release_at: string | null;
-  expires_at: string | null;
-  created_at: string;
+export interface EntryData extends LedgerEntryFields {
   order_ref: string | null;
   /** what caused it (event key, redemption id…), for idempotency and explanations */
   cause: string | null;

@@ -1,5 +1,6 @@
 import type { MemberEvent } from './member.events';
 import { MemberAggregate, balancesOf, memberEvolver } from './member.state';
+import { refold as fold } from './testing/member.builder';
 import { MemberRuleError } from './member.decider';
 import {
   SpendingRules, decideConfirmRedemption, decideConfirmReservation, decideExpireRedemption, decideExpireReservation,
@@ -11,14 +12,6 @@ const T0 = '2030-01-01T00:00:00.000Z';
 const LATER = '2030-01-05T00:00:00.000Z';
 const EXP = '2030-01-04T00:00:00.000Z';
 
-// evolve mutates the state it is given, so every fold starts again from the member's history
-const histories = new WeakMap<MemberAggregate, MemberEvent[]>();
-const fold = (events: MemberEvent[], s?: MemberAggregate): MemberAggregate => {
-  const history = [...(s ? histories.get(s)! : []), ...events];
-  const state = history.reduce((acc, e) => memberEvolver.evolve(acc, e), memberEvolver.initialState());
-  histories.set(state, history);
-  return state;
-};
 
 const member = (credit: number, state: 'registered' | 'prospect' | 'paused' | 'suspended' | 'deleted' = 'registered'): MemberAggregate => {
   const events: MemberEvent[] = [

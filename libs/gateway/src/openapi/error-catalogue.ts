@@ -12,94 +12,58 @@ export interface CatalogueEntry {
   retryable: boolean;
 }
 
-type Text = Omit<CatalogueEntry, 'slug' | 'status' | 'title'>;
+/** An entry's text, one row of the table below: when it is answered, what to do, whether a retry is safe. */
+type Text = [meaning: string, action: string, retryable: boolean];
 
 /**
  * The error catalogue behind every problem's `type` URL (`/docs/api/errors#<slug>`). Typed by
  * ProblemSlug, so a slug added to the platform without an entry here does not compile.
  */
 const TEXT: Record<ProblemSlug, Text> = {
-  validation: {
-    meaning: 'The body, query or a header failed validation. `errors` lists each failing field as `{path, message}`, the path a JSON pointer such as `/events/3/gross_cents` (headers as `/headers/idempotency-key`). Nothing was done: in a batch of events, one invalid event refuses the whole batch.',
-    action: 'Fix the fields named in `errors` and send again. Amounts must be integers in minor units.', retryable: false,
-  },
-  'malformed-json': {
-    meaning: 'The body is not valid JSON.',
-    action: 'Send a JSON body with `Content-Type: application/json`.', retryable: false,
-  },
-  unauthenticated: {
-    meaning: 'The `Authorization: Bearer` key is missing, unknown, revoked or expired (a rotated key stops working 24 hours after the rotation). On `/admin/v1` the admin token is missing or wrong.',
-    action: 'Send a current key (`svc_live_…` or `svc_test_…`). Check it with `GET /v1/ping`.', retryable: false,
-  },
-  'insufficient-scope': {
-    meaning: 'The key is valid but lacks the scope the endpoint needs (`ingest`, `read`, `act` or `webhooks`); the detail names it. The call still counted against the rate limit.',
-    action: 'Use a key with that scope, or ask the programme admin for one.', retryable: false,
-  },
-  'not-found': {
-    meaning: 'No such resource in this programme and mode: an unknown id, a resource of another programme, or a live resource asked for with a test key (and vice versa). Also an unknown path.',
-    action: 'Check the id and which key (live or test) you use. Member ids accept `M-…`, `ref:<external_ref>` and `phone:<E.164>` (`+` as `%2B`).', retryable: false,
-  },
-  'phone-conflict': {
-    meaning: 'The phone number belongs to a different member (enrolment, resolve, PATCH).',
-    action: 'Resolve the member by that phone first, or send the enrolment without the phone.', retryable: false,
-  },
-  'invalid-state': {
-    meaning: 'Confirm, void or release on a redemption or reservation in a state that forbids it (for example voiding a used voucher, or confirming a released reservation); approve or reject on an entry or referral that is not waiting for it.',
-    action: 'Read the resource to see its status. Repeating the call that put it in its current state is an idempotent 200.', retryable: false,
-  },
-  conflict: {
-    meaning: 'The request conflicts with the current state of the resource, for example a friend who was already referred.',
-    action: 'Read the resource and decide; do not retry unchanged.', retryable: false,
-  },
-  'idempotency-key-reused': {
-    meaning: 'This `Idempotency-Key` was already used with a different request body (keys are kept 30 days).',
-    action: 'Use a new key per intent. Reuse a key only to retry the very same request.', retryable: false,
-  },
-  'idempotency-in-progress': {
-    meaning: 'A request with this `Idempotency-Key` is still running. Body `reason: "in_progress"`, header `Retry-After`.',
-    action: 'Wait `Retry-After` seconds and retry with the same key and body: you get the original result.', retryable: true,
-  },
-  'balance-insufficient': {
-    meaning: 'The member’s spendable balance (available minus reserved) is below the amount asked.',
-    action: 'Read the member’s `balances.spendable_cents` (or ask for a quote) and redeem at most that.', retryable: false,
-  },
-  'rule-ineligible': {
-    meaning: 'The programme’s own rules refuse: below the minimum redemption, above the maximum share of the order, a blocked payment method, or a self-referral / a friend who already ordered.',
-    action: 'Ask `POST /v1/redemption-quotes` for the allowed range and stay within it; the detail says which rule refused.', retryable: false,
-  },
-  'redemption-not-allowed': {
-    meaning: 'The member’s state forbids spending: `prospect` (not enrolled), `paused`, `suspended` or `deleted`.',
-    action: 'Enrol a prospect (`POST /v1/members` with its email, or PATCH `accepted_terms_version`); paused and suspended members need the programme admin.', retryable: false,
-  },
-  'payload-too-large': {
-    meaning: 'The body is larger than 1 MiB.',
-    action: 'Send fewer events per batch (at most 100) or a smaller body.', retryable: false,
-  },
-  'rate-limited': {
-    meaning: 'The key’s token bucket is empty (default: burst 50, refilling at 10 requests per second; a batch of n events costs ceil(n/10) tokens). Header `Retry-After` and body `retry_after` give the wait in seconds. Nothing was done.',
-    action: 'Wait `Retry-After` seconds, then retry with the same idempotency key. Slow down when `X-RateLimit-Remaining` falls under 10. A higher limit is set per key by the programme admin.', retryable: true,
-  },
-  backlog: {
-    meaning: 'More than 20,000 events are waiting to be processed for this programme; new events are refused (`reason: "backlog"`) until the queue drains. Nothing was accepted.',
-    action: 'Retry later with the same idempotency keys; resending is safe.', retryable: true,
-  },
-  'method-not-allowed': {
-    meaning: 'The path exists but not with this HTTP method.',
-    action: 'Check the method in the API reference.', retryable: false,
-  },
-  internal: {
-    meaning: 'An unexpected server error. The request may or may not have taken effect.',
-    action: 'Retry with the same idempotency key (safe: a completed call is replayed, not repeated). Quote `X-Request-Id` to support if it persists.', retryable: true,
-  },
-  unavailable: {
-    meaning: 'A service the request needs is temporarily unavailable (starting, overloaded, or a dependency is down).',
-    action: 'Retry after a short backoff with the same idempotency key.', retryable: true,
-  },
+  validation: ['The body, query or a header failed validation. `errors` lists each failing field as `{path, message}`, the path a JSON pointer such as `/events/3/gross_cents` (headers as `/headers/idempotency-key`). Nothing was done: in a batch of events, one invalid event refuses the whole batch.',
+    'Fix the fields named in `errors` and send again. Amounts must be integers in minor units.', false],
+  'malformed-json': ['The body is not valid JSON.',
+    'Send a JSON body with `Content-Type: application/json`.', false],
+  unauthenticated: ['The `Authorization: Bearer` key is missing, unknown, revoked or expired (a rotated key stops working 24 hours after the rotation). On `/admin/v1` the admin token is missing or wrong.',
+    'Send a current key (`svc_live_…` or `svc_test_…`). Check it with `GET /v1/ping`.', false],
+  'insufficient-scope': ['The key is valid but lacks the scope the endpoint needs (`ingest`, `read`, `act` or `webhooks`); the detail names it. The call still counted against the rate limit.',
+    'Use a key with that scope, or ask the programme admin for one.', false],
+  'not-found': ['No such resource in this programme and mode: an unknown id, a resource of another programme, or a live resource asked for with a test key (and vice versa). Also an unknown path.',
+    'Check the id and which key (live or test) you use. Member ids accept `M-…`, `ref:<external_ref>` and `phone:<E.164>` (`+` as `%2B`).', false],
+  'phone-conflict': ['The phone number belongs to a different member (enrolment, resolve, PATCH).',
+    'Resolve the member by that phone first, or send the enrolment without the phone.', false],
+  'invalid-state': ['Confirm, void or release on a redemption or reservation in a state that forbids it (for example voiding a used voucher, or confirming a released reservation); approve or reject on an entry or referral that is not waiting for it.',
+    'Read the resource to see its status. Repeating the call that put it in its current state is an idempotent 200.', false],
+  conflict: ['The request conflicts with the current state of the resource, for example a friend who was already referred.',
+    'Read the resource and decide; do not retry unchanged.', false],
+  'idempotency-key-reused': ['This `Idempotency-Key` was already used with a different request body (keys are kept 30 days).',
+    'Use a new key per intent. Reuse a key only to retry the very same request.', false],
+  'idempotency-in-progress': ['A request with this `Idempotency-Key` is still running. Body `reason: "in_progress"`, header `Retry-After`.',
+    'Wait `Retry-After` seconds and retry with the same key and body: you get the original result.', true],
+  'balance-insufficient': ['The member’s spendable balance (available minus reserved) is below the amount asked.',
+    'Read the member’s `balances.spendable_cents` (or ask for a quote) and redeem at most that.', false],
+  'rule-ineligible': ['The programme’s own rules refuse: below the minimum redemption, above the maximum share of the order, a blocked payment method, or a self-referral / a friend who already ordered.',
+    'Ask `POST /v1/redemption-quotes` for the allowed range and stay within it; the detail says which rule refused.', false],
+  'redemption-not-allowed': ['The member’s state forbids spending: `prospect` (not enrolled), `paused`, `suspended` or `deleted`.',
+    'Enrol a prospect (`POST /v1/members` with its email, or PATCH `accepted_terms_version`); paused and suspended members need the programme admin.', false],
+  'payload-too-large': ['The body is larger than 1 MiB.',
+    'Send fewer events per batch (at most 100) or a smaller body.', false],
+  'rate-limited': ['The key’s token bucket is empty (default: burst 50, refilling at 10 requests per second; a batch of n events costs ceil(n/10) tokens). Header `Retry-After` and body `retry_after` give the wait in seconds. Nothing was done.',
+    'Wait `Retry-After` seconds, then retry with the same idempotency key. Slow down when `X-RateLimit-Remaining` falls under 10. A higher limit is set per key by the programme admin.', true],
+  backlog: ['More than 20,000 events are waiting to be processed for this programme; new events are refused (`reason: "backlog"`) until the queue drains. Nothing was accepted.',
+    'Retry later with the same idempotency keys; resending is safe.', true],
+  'method-not-allowed': ['The path exists but not with this HTTP method.',
+    'Check the method in the API reference.', false],
+  internal: ['An unexpected server error. The request may or may not have taken effect.',
+    'Retry with the same idempotency key (safe: a completed call is replayed, not repeated). Quote `X-Request-Id` to support if it persists.', true],
+  unavailable: ['A service the request needs is temporarily unavailable (starting, overloaded, or a dependency is down).',
+    'Retry after a short backoff with the same idempotency key.', true],
 };
 
-export const ERROR_CATALOGUE: CatalogueEntry[] = (Object.keys(PROBLEM_SLUGS) as ProblemSlug[]).map((slug) => ({
-  slug, status: PROBLEM_SLUGS[slug].status, title: PROBLEM_SLUGS[slug].title, ...TEXT[slug],
-}));
+export const ERROR_CATALOGUE: CatalogueEntry[] = (Object.keys(PROBLEM_SLUGS) as ProblemSlug[]).map((slug) => {
+  const [meaning, action, retryable] = TEXT[slug];
+  return { slug, status: PROBLEM_SLUGS[slug].status, title: PROBLEM_SLUGS[slug].title, meaning, action, retryable };
+});
 
 const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /** `code` spans and nothing else: the catalogue's text is ours, escaped first. */

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { PATTERNS } from '@loyalty/contracts';
 import type { InboundEvent, ProcessEventOutcome, ProcessEventRequest, ProcessEventsReply } from '@loyalty/contracts';
 import { CommandBus } from '@loyalty/messaging';
-import { METRICS, SpanKind, inSpan, parseTenantKey, withCarrier } from '@loyalty/platform';
+import { METRICS, PollingWorker, SpanKind, inSpan, parseTenantKey, withCarrier } from '@loyalty/platform';
 import { ClaimedEvent, EventQueueRepository } from '../queue/event-queue.repository';
 import { isCustomerEvent, normaliseEmailForKey } from '../submit-events/idempotency-key';
 import { DEFAULT_RETRY_POLICY, RetryPolicy, backoffMs, errorMessage, isRetryable } from './retry.policy';
@@ -73,7 +73,7 @@ export const batchesOf = (events: ClaimedEvent[], o: Pick<IngestWorkerOptions, '
 
 /**
  * Feeds queued events to the ledger and records each outcome as the event's status. The polling
- * loop (QueuePoller: wake, poll, lease recovery, stop) claims with FOR UPDATE SKIP LOCKED, so any
+ * loop (PollingWorker: wake, poll, lease recovery, stop) claims with FOR UPDATE SKIP LOCKED, so any
  * number of ingest processes share the queue; only the oldest unfinished event of an order is ever
  * claimable, so one order's events run one at a time, in receipt order. Claimed events go to the
  * ledger many to a message (`ledger.events.process`), which decides them together; their outcomes
@@ -83,7 +83,9 @@ export const batchesOf = (events: ClaimedEvent[], o: Pick<IngestWorkerOptions, '
 export class IngestWorker {
   private readonly log = new Logger('IngestWorker');
   private readonly options: IngestWorkerOptions;
-  private readonly poller: QueuePoller;
+  /** the house's one polling loop (@loyalty/platform PollingWorker): one slot per event in flight */
+  private readonly poller: PollingWorker<ClaimedEvent>;
+  private housekeepingTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly repo: EventQueueRepository,
@@ -91,17 +93,44 @@ export class IngestWorker {
     private readonly now: (tenant: string) => Promise<Date>,
     options: Partial<IngestWorkerOptions> = {},
   ) {
-    this.options = { ...DEFAULT_WORKER_OPTIONS, ...options };
-    this.poller = new QueuePoller(repo, this.options, (claimed) => batchesOf(claimed, this.options).map((b) => ({ size: b.events.length, run: () => this.send(b.key, b.events) })));
+    const o = { ...DEFAULT_WORKER_OPTIONS, ...options };
+    this.options = o;
+    this.poller = new PollingWorker<ClaimedEvent>({
+      concurrency: o.concurrency,
+      pollIntervalMs: o.pollIntervalMs,
+      // while events are in flight, claim only once a batch's worth of slots is free: claiming each
+      // freed slot at once cut the queue into messages of one or two events (measured: 2.4 a message)
+      claimAtLeast: Math.max(1, Math.min(o.batchSize, Math.floor(o.concurrency / 2))),
+      recover: async () => {
+        const recovered = await repo.recoverLapsedLeases(o.maxAttempts);
+        if (recovered > 0) this.log.warn(`re-queued ${recovered} event(s) whose worker lease lapsed`);
+        return recovered;
+      },
+      claim: (free) => repo.claim(free, o.leaseMs),
+      dispatch: (claimed) => batchesOf(claimed, o).map((b) => ({ size: b.events.length, run: () => this.send(b.key, b.events) })),
+      warn: (message) => this.log.warn(`events: ${message}`),
+    });
   }
 
   get running(): boolean { return this.poller.running; }
   /** Events in flight. */
   get busy(): number { return this.poller.busy; }
 
-  start(): void { this.poller.start(); }
+  start(): void {
+    if (this.poller.running) return;
+    this.housekeepingTimer = setInterval(() => {
+      this.repo.retireExpiredKeys().catch((e) => this.log.warn(`retiring idempotency keys failed: ${errorMessage(e)}`));
+    }, this.options.housekeepingIntervalMs);
+    this.housekeepingTimer.unref();
+    this.poller.start();
+  }
+
   /** Stops claiming and waits (up to `timeoutMs`) for the events in flight; unfinished ones are recovered by their lease. */
-  stop(timeoutMs = 10_000): Promise<void> { return this.poller.stop(timeoutMs); }
+  stop(timeoutMs = 10_000): Promise<void> {
+    if (this.housekeepingTimer) clearInterval(this.housekeepingTimer);
+    this.housekeepingTimer = null;
+    return this.poller.stop(timeoutMs);
+  }
   /** Look at the queue now (after an insert, a finished event, or a poll tick). */
   wake(): void { this.poller.wake(); }
 
@@ -152,108 +181,5 @@ export class IngestWorker {
       // Recording the outcome failed (database trouble): the lease lapses and the event is sent again.
       this.log.warn(`recording the outcome of ${e.id} failed: ${errorMessage(err)}`);
     }
-  }
-}
-
-/** Work the poller runs for claimed events: `size` of them are in flight until `run` settles. */
-export interface ClaimedWork { size: number; run: () => Promise<void> }
-
-/**
- * The outer loop of a queue worker: wake (on insert, on a finished unit of work, on a poll tick),
- * recover lapsed leases, claim as many events as there are free slots, hand them to `dispatch`,
- * stop (waiting for what is in flight). Nothing in it knows what the events are for.
- */
-export class QueuePoller {
-  private readonly log = new Logger('QueuePoller');
-  private readonly inFlight = new Set<Promise<void>>();
-  private events = 0;
-  private started = false;
-  private pumping = false;
-  private again = false;
-  private lastRecovery = 0;
-  private pollTimer: NodeJS.Timeout | null = null;
-  private housekeepingTimer: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly repo: EventQueueRepository,
-    private readonly options: Pick<IngestWorkerOptions, 'concurrency' | 'batchSize' | 'pollIntervalMs' | 'leaseMs' | 'housekeepingIntervalMs' | 'maxAttempts'>,
-    private readonly dispatch: (claimed: ClaimedEvent[]) => ClaimedWork[],
-  ) {}
-
-  get running(): boolean { return this.started; }
-  get busy(): number { return this.events; }
-
-  private get claimAtLeast(): number { return Math.max(1, Math.min(this.options.batchSize, Math.floor(this.options.concurrency / 2))); }
-
-  start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.pollTimer = setInterval(() => this.wake(), this.options.pollIntervalMs);
-    this.pollTimer.unref();
-    this.housekeepingTimer = setInterval(() => {
-      this.repo.retireExpiredKeys().catch((e) => this.log.warn(`retiring idempotency keys failed: ${errorMessage(e)}`));
-    }, this.options.housekeepingIntervalMs);
-    this.housekeepingTimer.unref();
-    this.wake();
-  }
-
-  async stop(timeoutMs = 10_000): Promise<void> {
-    if (!this.started) return;
-    this.started = false;
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.housekeepingTimer) clearInterval(this.housekeepingTimer);
-    this.pollTimer = this.housekeepingTimer = null;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.inFlight]),
-      new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); timer.unref(); }),
-    ]);
-    if (timer) clearTimeout(timer);
-  }
-
-  wake(): void {
-    if (!this.started) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    void this.pump();
-  }
-
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        if (Date.now() - this.lastRecovery >= this.options.pollIntervalMs) {
-          this.lastRecovery = Date.now();
-          const recovered = await this.repo.recoverLapsedLeases(this.options.maxAttempts);
-          if (recovered > 0) this.log.warn(`re-queued ${recovered} event(s) whose worker lease lapsed`);
-        }
-        const free = this.options.concurrency - this.events;
-        // while work is in flight, claim only once a batch's worth of slots is free: claiming each
-        // freed slot at once cut the queue into messages of one or two events (measured: 2.4 a message)
-        if (free <= 0 || !this.started || (this.events > 0 && free < this.claimAtLeast)) break;
-        const claimed = await this.repo.claim(free, this.options.leaseMs);
-        if (claimed.length > 0) for (const work of this.dispatch(claimed)) this.track(work);
-      } while (this.again && this.started);
-    } catch (e) {
-      // The database may be briefly unreachable; the next poll tries again.
-      if (this.started) this.log.warn(`claiming events failed: ${errorMessage(e)}`);
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  private track(work: ClaimedWork): void {
-    this.events += work.size;
-    const p = work.run().catch((e) => this.log.warn(`processing claimed events failed: ${errorMessage(e)}`));
-    this.inFlight.add(p);
-    void p.finally(() => {
-      this.inFlight.delete(p);
-      this.events -= work.size;
-      // Finished events may unblock the next ones of their orders, and free slots.
-      this.wake();
-    });
   }
 }

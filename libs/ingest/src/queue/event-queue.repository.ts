@@ -21,14 +21,8 @@ export interface EventRow {
   processed_at: Date | null;
 }
 
-export interface NewEventRow {
-  id: string;
-  idempotency_key: string;
-  type: InboundEventType;
-  order_ref: string | null;
-  partition_key: string;
-  payload: InboundEvent;
-}
+/** What a submission stores of an event (the rest is the queue's). */
+export type NewEventRow = Pick<EventRow, 'id' | 'idempotency_key' | 'type' | 'order_ref' | 'partition_key' | 'payload'>;
 
 /** A claimed (running) event: `attempts` is the lease's token; only its holder may finish it. */
 export type ClaimedEvent = Pick<EventRow, 'tenant' | 'id' | 'seq' | 'type' | 'payload' | 'received_at' | 'attempts' | 'partition_key'> & {

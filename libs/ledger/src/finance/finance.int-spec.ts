@@ -1,24 +1,18 @@
 import { INestMicroservice } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { InboundEvent, Rule } from '@loyalty/contracts';
 import { decideIssueRedemption, decideVoidRedemption, spendingRules } from '@loyalty/domain-member';
 import { EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore, ProjectionRunner } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { ProblemError, loadConfig, newId } from '@loyalty/platform';
+import { ProblemError, newId } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
-import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, TestDatabase } from '@loyalty/testing';
-import { LedgerContext } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
-import { LedgerModule } from '../ledger.module';
+import { startLedgerTestApp } from '../ledger.test-app';
 import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
 import { EraseMemberService } from '../erase/erase-member.service';
 import { ReadMembersService } from '../read-members/read-members.service';
-import { MigrationsService } from '../migrations-import/migrations.service';
-import { EntryReviewService } from '../orders/entry-review.service';
 import { OrdersService } from '../orders/orders.service';
-import { SweepService } from '../sweeps/sweep.service';
 import { outstandingMovement } from './finance.figures';
 import { FinanceProjection } from './finance.projection';
 import { replayRollForward } from './finance.replay';
@@ -56,30 +50,15 @@ describe('closing the books (PostgreSQL)', () => {
   let reading: ReadMembersService;
   let orders: OrdersService;
   let finance: FinanceService;
-  let ctx: LedgerContext;
+  let readModels: LedgerReadModels;
   let tenant: string;
   const cuts: Date[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase('finance', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40 });
-    store = new PostgresEventStore(db.pool, 50);
-    const server = new InProcessServer();
-    const config = { ...loadConfig({}), databaseUrl: db.url, sweepIntervalMs: 0 };
-    app = await NestFactory.createMicroservice(
-      { module: class FinanceTestModule {}, imports: [RuntimeModule.forRoot(config, db.pool, store, new InProcessBus(server)), LedgerModule] },
-      { strategy: server, logger: false },
-    );
-    await app.listen();
-    programs = app.get(ProgramStore);
-    members = app.get(MembersService);
-    erasing = app.get(EraseMemberService);
-    reading = app.get(ReadMembersService);
-    orders = app.get(OrdersService);
-    finance = app.get(FinanceService);
-    ctx = app.get(LedgerContext);
-    const reviews = app.get(EntryReviewService);
-    const sweeps = app.get(SweepService);
-    const migrations = app.get(MigrationsService);
+    const started = await startLedgerTestApp(db);
+    ({ app, store, programs, members, erasing, reading, orders, finance, readModels } = started);
+    const { reviews, sweeps, migrations } = started;
 
     const rules: Partial<Rule>[] = [
       { id: 'base', name: 'Base 2 %', type: 'base', earn_rate_pct: 2, timing: 'paid' },
@@ -293,6 +272,6 @@ describe('closing the books (PostgreSQL)', () => {
     // and the live runner carries on from the rebuilt checkpoint
     const r = await finance.rollForward(tenant, { from: cuts[0].toISOString(), to: cuts[cuts.length - 1].toISOString() });
     expect(r.closing.outstanding_cents).toBe(r.opening.outstanding_cents + movementsSum(r));
-    expect(ctx.runners.length).toBe(1);
+    expect(readModels.runners.length).toBe(1);
   });
 });

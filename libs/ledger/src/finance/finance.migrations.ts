@@ -1,4 +1,4 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
 const SUMS = `
   d_available bigint not null default 0, d_pending bigint not null default 0, d_negative bigint not null default 0,
@@ -16,10 +16,9 @@ const SUMS = `
  *   is the days before T's day plus the movements of T's day up to T;
  * - finance_entries: every entry of the partition with its current status, for GET /v1/ledger-entries.
  */
-export class LedgerFinance001_1764000014000 extends SqlMigration {
-  readonly name = 'LedgerFinance001_1764000014000';
-  override readonly legacyId = 'ledger-finance-001';
-  protected readonly upSql = `
+export const LedgerFinance001_1764000014000 = sqlMigration('LedgerFinance001_1764000014000', {
+  legacyId: 'ledger-finance-001',
+  up: `
       create schema if not exists ledger;
       create table ledger.finance_movements (
         tenant text not null,
@@ -50,11 +49,11 @@ export class LedgerFinance001_1764000014000 extends SqlMigration {
       );
       create index finance_entries_period on ledger.finance_entries (tenant, created_at, id);
       create index finance_entries_type on ledger.finance_entries (tenant, type, created_at, id);
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop table if exists ledger.finance_movements, ledger.finance_daily, ledger.finance_entries cascade;
-    `;
-}
+    `,
+});
 
 /**
  * Issue 13: the member's ledger (GET /v1/members/{id}/ledger) is read from here in recording order
@@ -62,9 +61,8 @@ export class LedgerFinance001_1764000014000 extends SqlMigration {
  * closed entries; existing rows are numbered from the PostgreSQL event store when it is in this
  * database (an EventStoreDB deployment numbers them with `npm run rebuild`; until then they come first).
  */
-export class LedgerFinance002_1764000020000 extends SqlMigration {
-  readonly name = 'LedgerFinance002_1764000020000';
-  protected readonly upSql = `
+export const LedgerFinance002_1764000020000 = sqlMigration('LedgerFinance002_1764000020000', {
+  up: `
       alter table ledger.finance_entries add column member_rev bigint not null default -1;
       do $$ begin
         if to_regclass('es.events') is not null then
@@ -74,12 +72,12 @@ export class LedgerFinance002_1764000020000 extends SqlMigration {
         end if;
       end $$;
       create index finance_entries_member on ledger.finance_entries (tenant, member_id, member_rev, id);
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop index if exists ledger.finance_entries_member;
       alter table ledger.finance_entries drop column if exists member_rev;
-    `;
-}
+    `,
+});
 
 export const FINANCE_MIGRATIONS: MigrationClass[] = [
   LedgerFinance001_1764000014000,

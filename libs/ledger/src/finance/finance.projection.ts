@@ -1,5 +1,5 @@
 import { PoolClient } from 'pg';
-import { parseMemberStreamId } from '@loyalty/contracts';
+import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import type { Entry, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
 import { MemberFold } from '../projections/member-fold';
@@ -27,7 +27,7 @@ const sumsOf = (d: BalanceFigures, m: Movements): number[] =>
  */
 export class FinanceProjection implements Projection {
   readonly name = 'ledger.finance';
-  readonly filter = { streamPrefixes: ['member-'] };
+  readonly filter = { streamPrefixes: [STREAM_PREFIX.member] };
   readonly tables = ['ledger.finance_movements', 'ledger.finance_daily', 'ledger.finance_entries'];
   private readonly fold: MemberFold;
   private movements: MovementRow[] = [];

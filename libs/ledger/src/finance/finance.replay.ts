@@ -1,3 +1,4 @@
+import { memberStreamPrefix } from '@loyalty/contracts';
 import { EventStore, START } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
 import { BalanceFigures, Movements, Position4, ZERO_FIGURES, ZERO_MOVEMENTS, balanceFiguresOf, breakageOf, programmeTimeOf } from './finance.figures';
@@ -15,7 +16,7 @@ export const replayRollForward = async (store: EventStore, tenant: string, from:
   const streams = new Map<string, { state: MemberAggregate; atFrom: BalanceFigures | null; atTo: BalanceFigures | null }>();
   const mv: Movements = { ...ZERO_MOVEMENTS };
   const history = { expired: 0, redeemed: 0, restored: 0 };
-  const prefix = `member-${tenant}-`;
+  const prefix = memberStreamPrefix(tenant);
   let after = START;
   for (;;) {
     const batch = await store.readAll(after, 1000, { streamPrefixes: [prefix] });

@@ -1,7 +1,8 @@
-import { catchUpReadModels } from '@loyalty/event-store';
+import { Pool } from 'pg';
+import { ProgramStore } from '@loyalty/programs';
 import type { LedgerEntryType } from '@loyalty/contracts';
 import { FieldError, decodeCursorAs, encodeCursor, validation } from '@loyalty/platform';
-import { LedgerContext } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { Liability, LiabilityService } from '../liability/liability.service';
 import { Breakage, Movements, Position4, breakageOf } from './finance.figures';
 import { SUM_COLUMNS, SumColumn } from './finance.migrations';
@@ -56,7 +57,12 @@ export const parseInstantParam = (name: string, raw: unknown, errors: FieldError
  * at T is the daily sums before T's UTC day plus the movements of that day up to T.
  */
 export class FinanceService {
-  constructor(private readonly ctx: LedgerContext, private readonly liability: LiabilityService) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly programs: ProgramStore,
+    private readonly readModels: LedgerReadModels,
+    private readonly liability: LiabilityService,
+  ) {}
 
   /** GET /v1/tenant/liability[?as_of=T] */
   async liabilityAt(tenant: string, asOf: unknown): Promise<LiabilityAsOf> {
@@ -110,12 +116,12 @@ export class FinanceService {
     let where = 'tenant = $1 and ($2::timestamptz is null or created_at > $2) and created_at <= $3';
     if (q.type !== undefined) { params.push(q.type); where += ` and type = $${params.length}`; }
     if (after) { params.push(after[0], after[1]); where += ` and (created_at, id) > ($${params.length - 1}::timestamptz, $${params.length})`; }
-    const { rows } = await this.ctx.pool.query<EntryRow>(
+    const { rows } = await this.pool.query<EntryRow>(
       `select id, member_id, type, status, amount_cents, reason_code, rule, parent_entry_id, order_ref, release_at, expires_at, created_at
        from ledger.finance_entries where ${where} order by created_at, id limit $4`, params);
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
-    const { currency_name } = await this.ctx.programs.forTenant(tenant);
+    const { currency_name } = await this.programs.forTenant(tenant);
     const data = page.map((r) => entryView(r, currency_name));
     const last = data[data.length - 1];
     return { data, pagination: { cursor: more && last ? encodeCursor([last.created_at, last.id]) : null } };
@@ -124,7 +130,7 @@ export class FinanceService {
   /** Every figure summed up to and including T: days before T's UTC day, then that day's movements up to T. */
   async sumsAt(tenant: string, t: Date): Promise<Sums> {
     const cols = SUM_COLUMNS;
-    const { rows } = await this.ctx.pool.query<Record<SumColumn, string>>(
+    const { rows } = await this.pool.query<Record<SumColumn, string>>(
       `with cut as (select $2::timestamptz as t, (($2::timestamptz at time zone 'UTC')::date) as day),
        d as (select ${cols.map((c) => `coalesce(sum(${c}), 0) as ${c}`).join(', ')}
              from ledger.finance_daily, cut where tenant = $1 and finance_daily.day < cut.day),
@@ -142,14 +148,14 @@ export class FinanceService {
    * not heard yet, so before refusing an instant as in the future the offset is read afresh.
    */
   private async now(tenant: string, instant: Date | null): Promise<Date> {
-    const cached = await this.ctx.programs.now(tenant);
+    const cached = await this.programs.now(tenant);
     if (!instant || instant.getTime() <= cached.getTime() || !tenant.endsWith('_test')) return cached;
-    return this.ctx.programs.nowUncached(tenant);
+    return this.programs.nowUncached(tenant);
   }
 
   /** Everything already committed to the event store is in the projection (bounded: a slow runner never blocks a read). */
   private catchUp(): Promise<void> {
-    return catchUpReadModels(this.ctx.store, this.ctx.runners, 10_000);
+    return this.readModels.catchUp(10_000);
   }
 }
 

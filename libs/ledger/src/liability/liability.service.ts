@@ -1,4 +1,6 @@
-import { LedgerContext } from '../ledger.context';
+import { Pool } from 'pg';
+import { ProgramStore } from '@loyalty/programs';
+import { LedgerReadModels } from '../ledger.read-models';
 
 export interface Liability {
   outstanding_cents: number; available_cents: number; pending_cents: number;
@@ -13,15 +15,15 @@ const TTL_MS = 30_000;
 /** Finance view: sums of the members projection, cached 30 s per programme and mode. */
 export class LiabilityService {
   private readonly cache = new Map<string, { at: number; value: Liability }>();
-  constructor(private readonly ctx: LedgerContext) {}
+  constructor(private readonly pool: Pool, private readonly programs: ProgramStore, private readonly readModels: LedgerReadModels) {}
 
   async get(tenant: string): Promise<Liability> {
     const hit = this.cache.get(tenant);
     if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
     // the figure is cached for 30 s: make it include every write already committed (other services'
     // spending included, which does not wait for this projection), bounded so a slow runner never blocks it
-    await this.ctx.catchUp();
-    const { rows } = await this.ctx.pool.query<Record<string, string>>(
+    await this.readModels.catchUp();
+    const { rows } = await this.pool.query<Record<string, string>>(
       `select coalesce(sum(available_cents),0) as available, coalesce(sum(pending_cents),0) as pending,
               coalesce(sum(lifetime_earned_cents),0) as issued, coalesce(sum(lifetime_redeemed_cents),0) as redeemed,
               count(*) filter (where state not in ('deleted','anonymised')) as members,
@@ -29,7 +31,7 @@ export class LiabilityService {
        from ledger.members where tenant = $1`, [tenant]);
     const r = rows[0];
     // programme time: the sandbox's test clock (decisions §9a)
-    const asOf = (await this.ctx.programs.now(tenant)).toISOString();
+    const asOf = (await this.programs.now(tenant)).toISOString();
     const value: Liability = {
       outstanding_cents: Number(r.available) + Number(r.pending),
       available_cents: Number(r.available), pending_cents: Number(r.pending),

@@ -1,15 +1,17 @@
+import { Pool } from 'pg';
+import { ProgramStore } from '@loyalty/programs';
 import { randomBytes } from 'node:crypto';
-import type { MemberView } from '@loyalty/contracts';
-import { Decided, Decision, GroupCommitter, WrongExpectedRevisionError, decideOn } from '@loyalty/event-store';
+import { MemberView, memberStreamId as memberStream } from '@loyalty/contracts';
+import { CommandHandler, Decided, Decision, GroupCommitter, WrongExpectedRevisionError, decideOn } from '@loyalty/event-store';
 import {
   CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
 } from '@loyalty/domain-member';
 import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
-import { LedgerContext, memberStream } from '../ledger.context';
-import type { Pii } from '../pii/pii.vault';
+import { LedgerReadModels } from '../ledger.read-models';
+import type { Pii, PiiVault } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
 import { identityKeys } from './identity-locks';
-import { toEntryView, toMemberView } from './member.view';
+import { toMemberView } from './member.view';
 
 /** Events a caller adds to a member's creation, in the same append (e.g. a migration import's balance), given the state after the creation. */
 export type AlsoOnCreation = (memberId: string, created: MemberAggregate) => MemberEvent[];
@@ -33,7 +35,7 @@ const LOCKS = new KeyedMutex();
 export class MembersService {
   /** Identity look-ups that arrive while one runs share the next query (many order events at once). */
   private readonly lookups = new GroupCommitter<{ tenant: string; kind: string; value: string }, string | null>(async (items) => {
-    const { rows } = await this.ctx.pool.query<{ n: string; member_id: string }>(
+    const { rows } = await this.pool.query<{ n: string; member_id: string }>(
       `select q.n, i.member_id from unnest($1::text[], $2::text[], $3::text[]) with ordinality as q(tenant, kind, value, n)
          join ledger.identities i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value`,
       [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value)]);
@@ -49,7 +51,7 @@ export class MembersService {
    * committed after the statement began sees no owner (null): the caller looks again, as on any lost claim.
    */
   private readonly claims = new GroupCommitter<{ tenant: string; kind: string; value: string; memberId: string; key: Buffer | null }, string | null>(async (items) => {
-    const { rows } = await this.ctx.pool.query<{ n: string; member_id: string | null }>(
+    const { rows } = await this.pool.query<{ n: string; member_id: string | null }>(
       `with q as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) with ordinality as q(tenant, kind, value, member_id, key, n)),
             ins as (
               insert into ledger.identities (tenant, kind, value, member_id)
@@ -66,7 +68,7 @@ export class MembersService {
       [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value), items.map((i) => i.memberId), items.map((i) => i.key)]);
     const out: (string | null)[] = items.map(() => null);
     for (const r of rows) out[Number(r.n) - 1] = r.member_id;
-    items.forEach((it, i) => { if (it.key && out[i] === it.memberId) this.ctx.vault.adopt(it.tenant, it.memberId, it.key); });
+    items.forEach((it, i) => { if (it.key && out[i] === it.memberId) this.vault.adopt(it.tenant, it.memberId, it.key); });
     return out;
   });
 
@@ -79,12 +81,18 @@ export class MembersService {
     return this.claims.submit({ tenant, kind, value, memberId, key: randomBytes(32) });
   }
 
-  constructor(private readonly ctx: LedgerContext) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly handler: CommandHandler,
+    private readonly programs: ProgramStore,
+    private readonly vault: PiiVault,
+    private readonly readModels: LedgerReadModels,
+  ) {}
 
   // ---------- reads ----------
 
   async load(tenant: string, memberId: string): Promise<MemberAggregate> {
-    const { state } = await this.ctx.handler.load(memberStream(tenant, memberId), memberEvolver);
+    const { state } = await this.handler.load(memberStream(tenant, memberId), memberEvolver);
     return state;
   }
 
@@ -105,10 +113,10 @@ export class MembersService {
 
   /** The programme partition of a member id (admin plane calls name only the id). */
   async tenantOf(memberId: string): Promise<string> {
-    const find = async () => (await this.ctx.pool.query<{ tenant: string }>('select tenant from ledger.members where member_id = $1', [memberId])).rows[0];
+    const find = async () => (await this.pool.query<{ tenant: string }>('select tenant from ledger.members where member_id = $1', [memberId])).rows[0];
     // the read model may not have caught up with a member enrolled a moment ago: catch up (as long
     // as a busy machine needs: the admin plane is not latency-bound) and look again
-    const row = (await find()) ?? (await this.ctx.catchUp(10_000), await find());
+    const row = (await find()) ?? (await this.readModels.catchUp(10_000), await find());
     if (!row) throw notFound('member');
     return row.tenant;
   }
@@ -116,9 +124,9 @@ export class MembersService {
   async view(tenant: string, memberId: string, current?: MemberAggregate): Promise<MemberView> {
     const s = current ?? await this.load(tenant, memberId);
     if (!s.exists) throw notFound('member');
-    const pii = await this.ctx.vault.open(tenant, memberId, s.pii);
-    const program = await this.ctx.programs.forTenant(tenant);
-    return toMemberView(s, pii, await this.ctx.programs.now(tenant), program.settings.expiry);
+    const pii = await this.vault.open(tenant, memberId, s.pii);
+    const program = await this.programs.forTenant(tenant);
+    return toMemberView(s, pii, await this.programs.now(tenant), program.settings.expiry);
   }
 
   async get(tenant: string, raw: string): Promise<MemberView> {
@@ -127,7 +135,7 @@ export class MembersService {
 
   /** Whether the member exists: a member never stops existing, so a cached sighting is enough. */
   private async exists(tenant: string, memberId: string): Promise<boolean> {
-    if (this.ctx.handler.peek<MemberAggregate>(memberStream(tenant, memberId))?.exists) return true;
+    if (this.handler.peek<MemberAggregate>(memberStream(tenant, memberId))?.exists) return true;
     return (await this.load(tenant, memberId)).exists;
   }
 
@@ -136,10 +144,10 @@ export class MembersService {
   /**
    * Runs a decision on a member stream. It does not wait for the read models: GET by any id reads
    * the stream itself, and the reads that use read models (lists, admin look-ups by member id,
-   * liability) catch up first (LedgerContext.catchUp).
+   * liability) catch up first (LedgerReadModels.catchUp).
    */
   decide<R>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>): Promise<Decided<MemberAggregate, MemberEvent, R>> {
-    return decideOn(this.ctx.handler, memberStream(tenant, memberId), memberEvolver, decide);
+    return decideOn(this.handler, memberStream(tenant, memberId), memberEvolver, decide);
   }
 
   private async validatedIdentity(input: ProfileInput): Promise<{ email?: string; phone?: string; external_ref?: string }> {
@@ -165,9 +173,9 @@ export class MembersService {
 
   private async unclaim(tenant: string, memberId: string, kind: 'email' | 'phone' | 'ref', value?: string | null): Promise<void> {
     if (value === undefined) {
-      await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2 and kind = $3', [tenant, memberId, kind]);
+      await this.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2 and kind = $3', [tenant, memberId, kind]);
     } else if (value !== null) {
-      await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2 and kind = $3 and value = $4', [tenant, memberId, kind, value]);
+      await this.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2 and kind = $3 and value = $4', [tenant, memberId, kind, value]);
     }
   }
 
@@ -204,7 +212,7 @@ export class MembersService {
         for (const other of [byPhone, byRef]) {
           if (!other) continue;
           const s = await this.load(tenant, other);
-          const pii = await this.ctx.vault.open(tenant, other, s.pii);
+          const pii = await this.vault.open(tenant, other, s.pii);
           if (pii.email && pii.email !== email) {
             if (other === byPhone) throw problem('phone-conflict', 'This phone number belongs to a different member');
             throw validation([{ path: '/external_ref', message: 'external_ref belongs to a different member' }]);
@@ -217,7 +225,7 @@ export class MembersService {
         memberId = candidate;
         minted = !adopt;
       }
-      if (minted) this.ctx.handler.primeNew(memberStream(tenant, memberId), memberEvolver);
+      if (minted) this.handler.primeNew(memberStream(tenant, memberId), memberEvolver);
       const s = minted ? memberEvolver.initialState() : await this.load(tenant, memberId);
       if (!s.exists) {
         let created: 'created' | 'exists' | 'retry';
@@ -241,7 +249,7 @@ export class MembersService {
   /** A creation that failed leaves no identity claims behind (they would hold an email or phone for nobody). */
   private async releaseClaimsOfUncreated(tenant: string, memberId: string): Promise<void> {
     if ((await this.exists(tenant, memberId))) return;
-    await this.ctx.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
+    await this.pool.query('delete from ledger.identities where tenant = $1 and member_id = $2', [tenant, memberId]);
   }
 
   /** Creates the member stream. The identity claim happened first; a claim whose creator vanished is completed by whoever finds it. */
@@ -259,14 +267,14 @@ export class MembersService {
     if (pii.external_ref && !(await this.claim(tenant, 'ref', pii.external_ref, memberId))) {
       throw validation([{ path: '/external_ref', message: 'external_ref belongs to a different member' }]);
     }
-    const sealed = await this.ctx.vault.seal(tenant, memberId, pii);
+    const sealed = await this.vault.seal(tenant, memberId, pii);
     const bonus = state === 'registered' && signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
     try {
       const creation: CreateMemberCommand = {
         member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
         marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
       };
-      const out = await this.ctx.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
+      const out = await this.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
         const created = decideCreate(s, creation);
         if (!created.length) return { events: [], result: false };
         const events: MemberEvent[] = [...created, ...(bonus ? bonus(s) : [])];
@@ -283,7 +291,7 @@ export class MembersService {
 
   private async enrichAndEnrol(tenant: string, memberId: string, ids: { email?: string; phone?: string; external_ref?: string }, input: ProfileInput, at: string, enrol = true, signupBonus = true): Promise<{ enrolled: boolean }> {
     const current = await this.load(tenant, memberId);
-    const pii = await this.ctx.vault.open(tenant, memberId, current.pii);
+    const pii = await this.vault.open(tenant, memberId, current.pii);
     const next: Pii = { ...pii };
     if (ids.phone && ids.phone !== pii.phone) {
       const other = await this.owner(tenant, 'phone', ids.phone);
@@ -302,7 +310,7 @@ export class MembersService {
     // a prospect known by phone or ref gains its email: claim it, or later look-ups by email miss it
     if (ids.email && !pii.email && (await this.claim(tenant, 'email', ids.email, memberId))) next.email = ids.email;
     const piiChanged = JSON.stringify(next) !== JSON.stringify(pii);
-    const sealed = piiChanged ? await this.ctx.vault.seal(tenant, memberId, next) : undefined;
+    const sealed = piiChanged ? await this.vault.seal(tenant, memberId, next) : undefined;
     const bonus = current.state === 'prospect' && signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
     const change: ProfileCommand = { pii: sealed, marketing_consent: input.marketing_consent, accepted_terms_version: input.accepted_terms_version, enrol, at };
     const { result } = await this.decide(tenant, memberId, (s) => {
@@ -315,7 +323,7 @@ export class MembersService {
 
   /** The signup bonus of a member enrolling now (decisions §5): `earn` entries, once per member ever (cause `signup:<id>`). */
   private async signupBonus(tenant: string, memberId: string, at: string): Promise<(s: MemberAggregate) => MemberEvent[]> {
-    const program = await this.ctx.programs.forTenant(tenant);
+    const program = await this.programs.forTenant(tenant);
     return (s) => decideSignupBonus(s, {
       member_id: memberId, rules: program.rules, expiry: program.settings.expiry, at,
       entryId: (cause, ruleId) => entryIdFor(tenant, `${cause}:${ruleId}`, at),
@@ -373,7 +381,7 @@ export class MembersService {
       if (ids.phone && kind !== 'phone' && (await this.claim(tenant, 'phone', ids.phone, candidate))) pii.phone = ids.phone;
       if (ids.external_ref && kind !== 'ref' && (await this.claim(tenant, 'ref', ids.external_ref, candidate))) pii.external_ref = ids.external_ref;
       let r: 'created' | 'exists' | 'retry';
-      this.ctx.handler.primeNew(memberStream(tenant, candidate), memberEvolver);
+      this.handler.primeNew(memberStream(tenant, candidate), memberEvolver);
       try {
         r = (await this.createIfAbsent(tenant, candidate, 'prospect', pii, {}, at, 0)).created;
       } catch (e) {

@@ -1,7 +1,9 @@
+import { Pool } from 'pg';
+import { ProgramStore } from '@loyalty/programs';
 import { createHash } from 'node:crypto';
 import { decideAdjust, decideMigrationReversal, expiresAtFor, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
 import { CROCKFORD, FieldError, newId, notFound, validation } from '@loyalty/platform';
-import { LedgerContext } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { normaliseEmail, normalisePhone } from '../members/identity';
 import { MembersService } from '../members/members.service';
 import { MIGRATION_REASON } from './migration-entries.projection';
@@ -51,10 +53,15 @@ interface Planned { index: number; email: string; phone?: string; external_ref?:
  * entry is idempotent per (batch, member); the whole batch can be reversed by its id.
  */
 export class MigrationsService {
-  constructor(private readonly ctx: LedgerContext, private readonly members: MembersService) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly programs: ProgramStore,
+    private readonly readModels: LedgerReadModels,
+    private readonly members: MembersService,
+  ) {}
 
   private async emailOf(tenant: string, memberId: string): Promise<string | null> {
-    const { rows } = await this.ctx.pool.query<{ value: string }>(
+    const { rows } = await this.pool.query<{ value: string }>(
       `select value from ledger.identities where tenant = $1 and member_id = $2 and kind = 'email'`, [tenant, memberId]);
     return rows[0]?.value ?? null;
   }
@@ -71,7 +78,7 @@ export class MigrationsService {
       }
       if (typeof e?.external_ref === 'string') { kinds.push('ref'); values.push(e.external_ref); }
     }
-    const { rows } = await this.ctx.pool.query<{ kind: string; value: string; member_id: string }>(
+    const { rows } = await this.pool.query<{ kind: string; value: string; member_id: string }>(
       `select i.kind, i.value, i.member_id from unnest($2::text[], $3::text[]) as q(kind, value)
          join ledger.identities i on i.tenant = $1 and i.kind = q.kind and i.value = q.value`, [tenant, kinds, values]);
     return new Map(rows.map((r) => [`${r.kind}|${r.value}`, r.member_id]));
@@ -133,8 +140,8 @@ export class MigrationsService {
   }
 
   async import(tenant: string, entries: MigrationEntryInput[], idempotencyKey?: string | null): Promise<MigrationResult> {
-    const now = (await this.ctx.programs.now(tenant)).toISOString();
-    const program = await this.ctx.programs.forTenant(tenant);
+    const now = (await this.programs.now(tenant)).toISOString();
+    const program = await this.programs.forTenant(tenant);
     const { planned, emailOwners } = await this.plan(tenant, entries, now);
     const batch_id = idempotencyKey ? batchIdFor(tenant, idempotencyKey) : newId('MB');
     let imported = 0;
@@ -177,13 +184,13 @@ export class MigrationsService {
   /** Reverses every entry of the batch that is not reversed yet (a `reverse` entry each); a second call reverses nothing more. */
   async reverse(batchId: string): Promise<MigrationReversal> {
     // the batch's entries are read from a read model: include an import that just finished
-    await this.ctx.catchUp(10_000);
-    const { rows } = await this.ctx.pool.query<{ tenant: string; member_id: string; entry_id: string }>(
+    await this.readModels.catchUp(10_000);
+    const { rows } = await this.pool.query<{ tenant: string; member_id: string; entry_id: string }>(
       'select tenant, member_id, entry_id from ledger.migration_entries where batch_id = $1 order by created_at, entry_id', [batchId]);
     if (!rows.length) throw notFound('migration batch');
     let reversed = 0;
     for (const r of rows) {
-      const now = (await this.ctx.programs.now(r.tenant)).toISOString();
+      const now = (await this.programs.now(r.tenant)).toISOString();
       const reversal = { credit_entry_id: r.entry_id, entryId: newId('LE'), batch_id: batchId, at: now };
       const { result } = await this.members.decide(r.tenant, r.member_id, (s) => {
         const { events, reversed: done } = decideMigrationReversal(s, reversal);

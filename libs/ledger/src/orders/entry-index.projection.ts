@@ -1,12 +1,12 @@
 import { PoolClient } from 'pg';
-import { parseMemberStreamId } from '@loyalty/contracts';
+import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { Projection, RecordedEvent } from '@loyalty/event-store';
 import type { EntryData } from '@loyalty/domain-member';
 
 /** ledger.entry_index: entry id → (tenant, member), so an admin call naming only an entry id finds its stream. */
 export class EntryIndexProjection implements Projection {
   readonly name = 'ledger.entry_index';
-  readonly filter = { streamPrefixes: ['member-'], eventTypes: ['EntryRecorded'] };
+  readonly filter = { streamPrefixes: [STREAM_PREFIX.member], eventTypes: ['EntryRecorded'] };
   readonly tables = ['ledger.entry_index'];
   /** this batch's rows, written by afterBatch in one statement */
   private staged: { entry_id: string; tenant: string; member_id: string }[] = [];

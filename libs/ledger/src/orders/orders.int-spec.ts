@@ -1,18 +1,16 @@
 import { INestMicroservice } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import fc from 'fast-check';
 import type { InboundEvent, LedgerEntryView, MemberView, Program, ProcessEventReply, Rule, Tier } from '@loyalty/contracts';
-import { PATTERNS, orderStreamId } from '@loyalty/contracts';
+import { PATTERNS, memberStreamId as memberStream, orderStreamId } from '@loyalty/contracts';
 import { decideOpenReservation, memberEvolver, spendingRules } from '@loyalty/domain-member';
-import { EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { ProblemError, loadConfig, newId } from '@loyalty/platform';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
+import { InProcessBus } from '@loyalty/messaging';
+import { ProblemError, newId } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
-import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, TestDatabase } from '@loyalty/testing';
-import { LedgerContext, memberStream } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
-import { LedgerModule } from '../ledger.module';
+import { startLedgerTestApp } from '../ledger.test-app';
 import { LiabilityService } from '../liability/liability.service';
 import { MembersService } from '../members/members.service';
 import { AdjustPointsService } from '../adjust/adjust-points.service';
@@ -39,31 +37,16 @@ describe('order processing (PostgreSQL)', () => {
   let reading: ReadMembersService;
   let states: ChangeMemberStateService;
   let programs: ProgramStore;
-  let ctx: LedgerContext;
+  let readModels: LedgerReadModels;
+  let handler: CommandHandler;
+  let store: PostgresEventStore;
   let liability: LiabilityService;
 
   beforeAll(async () => {
     db = await createTestDatabase('orders', {
       migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40,
     });
-    const store = new PostgresEventStore(db.pool, 50);
-    const server = new InProcessServer();
-    bus = new InProcessBus(server);
-    const config = { ...loadConfig({}), databaseUrl: db.url, sweepIntervalMs: 0 };
-    app = await NestFactory.createMicroservice(
-      { module: class OrdersTestModule {}, imports: [RuntimeModule.forRoot(config, db.pool, store, bus), LedgerModule] },
-      { strategy: server, logger: false },
-    );
-    await app.listen();
-    orders = app.get(OrdersService);
-    members = app.get(MembersService);
-    adjusting = app.get(AdjustPointsService);
-    erasing = app.get(EraseMemberService);
-    reading = app.get(ReadMembersService);
-    states = app.get(ChangeMemberStateService);
-    programs = app.get(ProgramStore);
-    ctx = app.get(LedgerContext);
-    liability = app.get(LiabilityService);
+    ({ app, store, bus, orders, members, adjusting, erasing, reading, states, programs, readModels, handler, liability } = await startLedgerTestApp(db));
   });
   afterAll(async () => {
     await app?.close();
@@ -91,7 +74,7 @@ describe('order processing (PostgreSQL)', () => {
     expect(sum(['posted', 'reversed'])).toBe(m.balances.available_cents);
     expect(sum(['pending', 'under_review'])).toBe(m.balances.pending_cents);
     // the members read model catches up before it is read (writes do not wait for it)
-    await ctx.catchUp();
+    await readModels.catchUp();
     const { rows } = await db.pool.query('select available_cents, pending_cents from ledger.members where tenant = $1 and member_id = $2', [tenant, id]);
     expect({ a: Number(rows[0].available_cents), p: Number(rows[0].pending_cents) }).toEqual({ a: m.balances.available_cents, p: m.balances.pending_cents });
     return m;
@@ -212,7 +195,7 @@ describe('order processing (PostgreSQL)', () => {
           highest = v;
         }
       }
-      const { state } = await ctx.handler.load(orderStreamId(p.id, ref), orderEvolver);
+      const { state } = await handler.load(orderStreamId(p.id, ref), orderEvolver);
       expect(state.version).toBe(4);
       // the rejected events wrote nothing: the order saw only the accepted ones
       expect(state.processed.size).toBe(versions.filter((v, i) => v >= Math.max(0, ...versions.slice(0, i))).length);
@@ -263,7 +246,7 @@ describe('order processing (PostgreSQL)', () => {
       await programs.advanceTestClock(p.id, 10 * 86_400);
       await send(tenant, { type: 'order.paid', order_ref: `Y-x${i}`, gross_cents: 100, email: 'yara@example.com' });
     }
-    const { state } = await ctx.handler.load(memberStream(tenant, id), memberEvolver);
+    const { state } = await handler.load(memberStream(tenant, id), memberEvolver);
     for (const e of earnIds) expect(state.entries.has(e)).toBe(false); // let go
     const before = (await view(tenant, id)).balances;
     // Y-1 earned 1 000 + 500: a refund of a third takes back floor(1 500 × 3 334 / 10 001) = 500, then the rest
@@ -499,17 +482,17 @@ describe('order processing (PostgreSQL)', () => {
     const eventId = newId('EV');
     await send(p.id, { type: 'order.paid', order_ref: 'U-1', gross_cents: 10_000, email: 'u@example.com' }, eventId);
     const id = await memberOf(p.id, 'u@example.com');
-    const recorded = await ctx.store.readStream(memberStream(p.id, id));
+    const recorded = await store.readStream(memberStream(p.id, id));
     const earn = recorded.find((e) => e.type === 'EntryRecorded')!;
     // the order stream forgot the event (as if the worker crashed before recording it): the member stream's causes keep it once
     await db.pool.query(`delete from es.events where stream_id = $1`, [orderStreamId(p.id, 'U-1')]);
     await db.pool.query(`delete from es.streams where stream_id = $1`, [orderStreamId(p.id, 'U-1')]);
-    ctx.handler.forget();
+    handler.forget();
     const again = await send(p.id, { type: 'order.paid', order_ref: 'U-1', gross_cents: 10_000, email: 'u@example.com' }, eventId);
     expect(again.ledger_entry_ids).toEqual([(earn.data as { id: string }).id]);
-    const after = await ctx.store.readStream(memberStream(p.id, id));
+    const after = await store.readStream(memberStream(p.id, id));
     expect(after.filter((e) => e.type === 'EntryRecorded')).toHaveLength(1);
-    const state = (await ctx.handler.load(memberStream(p.id, id), memberEvolver)).state;
+    const state = (await handler.load(memberStream(p.id, id), memberEvolver)).state;
     expect(state.available).toBe(100);
   });
 
@@ -520,7 +503,7 @@ describe('order processing (PostgreSQL)', () => {
       ({ tenant, event_id: eventId, received_at: new Date().toISOString(), event: event as unknown as InboundEvent });
     /** What a member's ledger says, without ids and times (they differ between programmes). */
     const shape = async (tenant: string, email: string) => {
-      await ctx.catchUp();
+      await readModels.catchUp();
       const id = await memberOf(tenant, email);
       const m = await expectConsistent(tenant, id);
       const entries = await ledger(tenant, id);
@@ -560,7 +543,7 @@ describe('order processing (PostgreSQL)', () => {
         }
         const strip = (error: string | null) => error?.replace(new RegExp(`P${run}-`, 'g'), '') ?? null;
         expect(batched.map((r) => [r.status, strip(r.error), r.entries])).toEqual(sequential.map((r) => [r.status, strip(r.error), r.ledger_entry_ids.length]));
-        await ctx.catchUp();
+        await readModels.catchUp();
         for (const email of new Set(events.map((e) => e.email as string))) {
           // an order names its member once; a later event naming another customer still goes to it
           const known = (await reading.list(one.id, { email })).data.length > 0;

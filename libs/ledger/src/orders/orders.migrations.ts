@@ -1,10 +1,9 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
 /** Tables of order processing (ledger schema). */
-export class LedgerOrders001_1764000013000 extends SqlMigration {
-  readonly name = 'LedgerOrders001_1764000013000';
-  override readonly legacyId = 'ledger-orders-001';
-  protected readonly upSql = `
+export const LedgerOrders001_1764000013000 = sqlMigration('LedgerOrders001_1764000013000', {
+  legacyId: 'ledger-orders-001',
+  up: `
       create schema if not exists ledger;
       -- which member stream holds a ledger entry: the admin plane names an entry by its id alone
       create table ledger.entry_index (
@@ -28,11 +27,11 @@ export class LedgerOrders001_1764000013000 extends SqlMigration {
         created_at timestamptz not null default now(),
         primary key (tenant, rule_id, cause)
       );
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop table if exists ledger.entry_index, ledger.campaign_budgets, ledger.campaign_budget_claims cascade;
-    `;
-}
+    `,
+});
 
 export const ORDER_MIGRATIONS: MigrationClass[] = [
   LedgerOrders001_1764000013000,

@@ -1,15 +1,16 @@
 import type {
   CustomerEvent, OrderEvent as InboundOrderEvent, Program, ProcessEventOutcome, ProcessEventReply, ProcessEventRequest,
 } from '@loyalty/contracts';
+import { memberStreamId as memberStream, orderStreamId as orderStream } from '@loyalty/contracts';
 import { EarnLine, computeEarnings } from '@loyalty/domain-earning';
 import {
   MemberAggregate, MemberEvent, MemberOrderStep, MemberRuleError, OrderEarn, decideConfirmReservation, decideMemberOrderSteps, decideOrderStep, decideTier,
   earningRefusal, memberEvolver, orderCauses, orderEarnRecorded,
 } from '@loyalty/domain-member';
-import { KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
+import { CommandHandler, KeyedMutex, WrongExpectedRevisionError } from '@loyalty/event-store';
+import { ProgramStore } from '@loyalty/programs';
 import { ProblemError, deterministicUuid, entryIdFor, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
-import { LedgerContext, memberStream, orderStream } from '../ledger.context';
 import { normaliseEmail, normalisePhone } from '../members/identity';
 import { MembersService } from '../members/members.service';
 import { CampaignBudgets } from './campaign-budgets';
@@ -71,7 +72,12 @@ const memberEventKey = (e: MemberEvent): string | null => {
 export class OrdersService {
   private readonly orderLock = new KeyedMutex();
 
-  constructor(private readonly ctx: LedgerContext, private readonly members: MembersService, private readonly budgets: CampaignBudgets) {}
+  constructor(
+    private readonly handler: CommandHandler,
+    private readonly programs: ProgramStore,
+    private readonly members: MembersService,
+    private readonly budgets: CampaignBudgets,
+  ) {}
 
   async process(req: ProcessEventRequest): Promise<ProcessEventReply> {
     try {
@@ -119,7 +125,7 @@ export class OrdersService {
     const alone: number[] = [];
     const batched: number[] = [];
     const programs = new Map<string, Program>();
-    for (const tenant of new Set(round.map((i) => reqs[i].tenant))) programs.set(tenant, await this.ctx.programs.forTenant(tenant));
+    for (const tenant of new Set(round.map((i) => reqs[i].tenant))) programs.set(tenant, await this.programs.forTenant(tenant));
     for (const i of round) {
       const program = programs.get(reqs[i].tenant)!;
       const budgeted = program.rules.some((r) => r.type === 'campaign' && r.budget_cents != null);
@@ -142,7 +148,7 @@ export class OrdersService {
 
   private async decideRound(reqs: ProcessEventRequest[], idx: number[], programs: Map<string, Program>, out: ProcessEventOutcome[], again: number[]): Promise<void> {
     const now = new Map<string, string>();
-    for (const tenant of programs.keys()) now.set(tenant, (await this.ctx.programs.now(tenant)).toISOString());
+    for (const tenant of programs.keys()) now.set(tenant, (await this.programs.now(tenant)).toISOString());
     // 1. each order: replay / refusal / plan, and its member
     interface Planned { i: number; e: InboundOrderEvent; order: OrderAggregate; revision: bigint | 'no_stream'; memberId: string; plan: OrderPlan; at: string }
     const planned: Planned[] = [];
@@ -150,7 +156,7 @@ export class OrdersService {
       const req = reqs[i];
       const e = req.event as InboundOrderEvent;
       try {
-        const { state: order, revision } = await this.ctx.handler.load(orderStream(req.tenant, e.order_ref), orderEvolver);
+        const { state: order, revision } = await this.handler.load(orderStream(req.tenant, e.order_ref), orderEvolver);
         const check = checkOrderEvent(order, e.order_ref, req.event_id, e);
         if (check.kind === 'replay') return void (out[i] = completed(check.entry_ids));
         if (check.kind === 'reject') return void (out[i] = failed(check.error));
@@ -174,7 +180,7 @@ export class OrdersService {
       const tenant = reqs[steps[0].i].tenant;
       const program = programs.get(tenant)!;
       try {
-        const { result } = await this.ctx.handler.handleFolding(stream, memberEvolver, (s) => {
+        const { result } = await this.handler.handleFolding(stream, memberEvolver, (s) => {
           const decision = decideMemberOrderSteps(s, steps.map((p) => this.memberStep(reqs[p.i], p, program)), { tiers: program.tiers, at: steps[0].at, evolve: memberEvolver.evolve });
           return {
             events: decision.events.map((ev) => {
@@ -199,7 +205,7 @@ export class OrdersService {
       const stream = orderStream(req.tenant, p.e.order_ref);
       const recorded = orderStepEvent(p.e, { event_id: req.event_id, member_id: p.memberId, at: p.at, plan: p.plan, entry_ids, earn_entry_ids, earns });
       try {
-        await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
+        await this.handler.handle(stream, orderEvolver, (_s, current) => {
           if (current !== p.revision) throw new StaleOrder();
           return { events: [{ ...recorded, id: deterministicUuid(`${stream}|step|${req.event_id}`) }], result: null };
         });
@@ -233,7 +239,7 @@ export class OrdersService {
 
   /** customer.created / customer.updated: find or create (a prospect) by email, enrich phone and external_ref. */
   private async processCustomer(tenant: string, e: CustomerEvent): Promise<ProcessEventReply> {
-    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const at = (await this.programs.now(tenant)).toISOString();
     const externalRef = e.external_ref ?? (e as { customer_ref?: string }).customer_ref;
     await this.members.resolve(tenant, { email: e.email, phone: e.phone, external_ref: externalRef }, at);
     return completed([]);
@@ -244,13 +250,13 @@ export class OrdersService {
     const stream = orderStream(tenant, e.order_ref);
     return this.orderLock.run(stream, async () => {
       for (let attempt = 0; attempt < 10; attempt++) {
-        const { state: order, revision } = await this.ctx.handler.load(stream, orderEvolver);
+        const { state: order, revision } = await this.handler.load(stream, orderEvolver);
         const check = checkOrderEvent(order, e.order_ref, req.event_id, e);
         if (check.kind === 'replay') return completed(check.entry_ids);
         if (check.kind === 'reject') return failed(check.error);
 
-        const at = (await this.ctx.programs.now(tenant)).toISOString();
-        const program = await this.ctx.programs.forTenant(tenant);
+        const at = (await this.programs.now(tenant)).toISOString();
+        const program = await this.programs.forTenant(tenant);
         const memberId = order.member_id ?? (await this.matchCustomer(tenant, e, at));
         const plan = planOrderStep(order, e, program.settings, at);
         const effects = await this.applyToMember(req, e, { memberId, order, plan, program, at });
@@ -258,7 +264,7 @@ export class OrdersService {
 
         const recorded = orderStepEvent(e, { event_id: req.event_id, member_id: memberId, at, plan, entry_ids: effects.entry_ids, earn_entry_ids: effects.earn_entry_ids, earns: effects.earns });
         try {
-          await this.ctx.handler.handle(stream, orderEvolver, (_s, current) => {
+          await this.handler.handle(stream, orderEvolver, (_s, current) => {
             if (current !== revision) throw new StaleOrder();
             return { events: [{ ...recorded, id: deterministicUuid(`${stream}|step|${req.event_id}`) }], result: null };
           });
@@ -305,27 +311,47 @@ export class OrdersService {
     const entryId = (cause: string) => entryIdFor(tenant, cause, req.received_at);
     const stream = memberStream(tenant, p.memberId);
     const reservationId = 'reservation_id' in e ? e.reservation_id : undefined;
-    const { result } = await this.members.decide(tenant, p.memberId, async (s) => {
-      const refusal = earningRefusal(s);
-      if (refusal) throw new OrderEventFailure(refusal);
-      const lines = p.plan.earn && !orderEarnRecorded(s, ref) ? await this.earnLines(tenant, s, ref, p.plan.earn, p.program, p.at) : [];
-      const decision = decideOrderStep(s, {
-        order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
-        at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,
-        earn: p.plan.earn ? { lines } : null, refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
+    const budgeted = p.program.rules.some((r) => r.type === 'campaign' && r.budget_cents != null);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      // Campaign budgets are claimed before the decision (a claim writes; the decision stays pure),
+      // from the member state the decision is expected to see. A claim is keyed by its earn cause,
+      // so claiming again (a redelivery, a retry below) gets back what was granted the first time.
+      let claimed: { multiplier: number; lines: EarnLine[] } | null = null;
+      if (p.plan.earn && budgeted) {
+        const before = await this.members.load(tenant, p.memberId);
+        if (!earningRefusal(before) && !orderEarnRecorded(before, ref)) {
+          claimed = { multiplier: tierMultiplier(before), lines: await this.claimEarnLines(tenant, before, ref, p.plan.earn, p.program, p.at) };
+        }
+      }
+      const { result } = await this.members.decide(tenant, p.memberId, (s) => {
+        const refusal = earningRefusal(s);
+        if (refusal) throw new OrderEventFailure(refusal);
+        let lines: EarnLine[] = [];
+        if (p.plan.earn && !orderEarnRecorded(s, ref)) {
+          if (!budgeted) lines = earnLinesOf(s, p.plan.earn, p.program, p.at, {});
+          else if (claimed && claimed.multiplier === tierMultiplier(s)) lines = claimed.lines;
+          // the member changed since the claims (a tier moved): claim again from this state
+          else return { events: [], result: null };
+        }
+        const decision = decideOrderStep(s, {
+          order: { order_ref: ref, earn_entry_ids: p.order.earn_entry_ids, earns: p.order.earns, fulfilled_at: p.plan.fulfilled_at, delivered: p.plan.delivered },
+          at: p.at, expiry: p.program.settings.expiry, return_window_days: p.program.settings.return_window_days, entryId,
+          earn: p.plan.earn ? { lines } : null, refund: p.plan.refund, cancel: p.plan.cancel, activity: p.plan.activity,
+        });
+        const events = [...decision.events];
+        const ids = [...decision.entry_ids];
+        if (reservationId) ids.push(...this.confirmReservation(s, events, { reservation_id: reservationId, order_ref: ref, entry_id: entryId(`reservation:${reservationId}`), at: p.at }));
+        return {
+          events: events.map((ev) => {
+            const key = memberEventKey(ev);
+            return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
+          }),
+          result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, earns: decision.earns, changed: events.length > 0 },
+        };
       });
-      const events = [...decision.events];
-      const ids = [...decision.entry_ids];
-      if (reservationId) ids.push(...this.confirmReservation(s, events, { reservation_id: reservationId, order_ref: ref, entry_id: entryId(`reservation:${reservationId}`), at: p.at }));
-      return {
-        events: events.map((ev) => {
-          const key = memberEventKey(ev);
-          return key ? { ...ev, id: deterministicUuid(`${stream}|${key}`) } : ev;
-        }),
-        result: { entry_ids: ids, earn_entry_ids: decision.earn_entry_ids, earns: decision.earns, changed: events.length > 0 },
-      };
-    });
-    return result;
+      if (result) return result;
+    }
+    throw problem('unavailable', `member ${p.memberId} kept changing while order ${ref} was processed; retry`);
   }
 
   /**
@@ -349,14 +375,11 @@ export class OrdersService {
    * The rule lines of an order: the rules in force now, the member's tier multiplier, and campaign
    * budgets claimed transactionally (a claim can only lower a line; a line granted 0 is dropped).
    */
-  private async earnLines(tenant: string, s: MemberAggregate, ref: string, earn: NonNullable<OrderPlan['earn']>, program: Program, at: string): Promise<EarnLine[]> {
+  private async claimEarnLines(tenant: string, s: MemberAggregate, ref: string, earn: NonNullable<OrderPlan['earn']>, program: Program, at: string): Promise<EarnLine[]> {
     const budgeted = program.rules.filter((r) => r.type === 'campaign' && r.budget_cents != null);
     const issued = await this.budgets.issued(tenant, budgeted.map((r) => r.id), budgeted.map((r) => orderCauses.earn(ref, r.id)));
-    const lines = computeEarnings({
-      grossCents: earn.gross_cents, lines: earn.lines, rules: program.rules, tierMultiplier: s.tier?.earn_multiplier ?? 1, at, campaignIssuedCents: issued,
-    });
     const out: EarnLine[] = [];
-    for (const line of lines) {
+    for (const line of earnLinesOf(s, earn, program, at, issued)) {
       const rule = budgeted.find((r) => r.id === line.rule_id);
       if (!rule) {
         out.push(line);
@@ -368,3 +391,9 @@ export class OrdersService {
     return out;
   }
 }
+
+const tierMultiplier = (s: MemberAggregate): number => s.tier?.earn_multiplier ?? 1;
+
+/** The rule lines of an order for this member state (pure): the rules in force at `at`, the tier multiplier, what budgeted campaigns issued. */
+const earnLinesOf = (s: MemberAggregate, earn: NonNullable<OrderPlan['earn']>, program: Program, at: string, issued: Record<string, number>): EarnLine[] =>
+  computeEarnings({ grossCents: earn.gross_cents, lines: earn.lines, rules: program.rules, tierMultiplier: tierMultiplier(s), at, campaignIssuedCents: issued });

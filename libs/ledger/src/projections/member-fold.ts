@@ -1,3 +1,4 @@
+import { STREAM_PREFIX } from '@loyalty/contracts';
 import { EventStore, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream, foldStreams } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, memberEvolver } from '@loyalty/domain-member';
 import { BalanceFigures, balanceFiguresOf } from '../finance/finance.figures';
@@ -27,7 +28,7 @@ export class MemberFold {
   async warm(events: readonly RecordedEvent[]): Promise<void> {
     const first = new Map<string, bigint>();
     for (const e of events) {
-      if (!e.streamId.startsWith('member-')) continue;
+      if (!e.streamId.startsWith(STREAM_PREFIX.member)) continue;
       const seen = first.get(e.streamId);
       if (seen === undefined || e.revision < seen) first.set(e.streamId, e.revision);
     }

@@ -1,5 +1,5 @@
 import { PoolClient } from 'pg';
-import { parseMemberStreamId } from '@loyalty/contracts';
+import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import { MemberFold } from './member-fold';
 import { PiiVault } from '../pii/pii.vault';
@@ -12,7 +12,7 @@ import type { MemberAggregate } from '@loyalty/domain-member';
  */
 export class MembersProjection implements Projection {
   readonly name = 'ledger.members';
-  readonly filter = { streamPrefixes: ['member-'] };
+  readonly filter = { streamPrefixes: [STREAM_PREFIX.member] };
   readonly tables = ['ledger.members'];
   private readonly fold: MemberFold;
 

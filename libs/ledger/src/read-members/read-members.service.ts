@@ -2,7 +2,7 @@ import { Pool } from 'pg';
 import type { LedgerEntryStatus, LedgerEntryType, LedgerEntryView, MemberState, MemberView } from '@loyalty/contracts';
 import { Page, decodeCursor, decodeCursorAs, encodeCursor } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
-import { LedgerContext } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { normaliseEmail } from '../members/identity';
 import { MembersService } from '../members/members.service';
 
@@ -16,7 +16,7 @@ interface LedgerRow {
 export class ReadMembersService {
   constructor(
     private readonly members: MembersService,
-    private readonly readModels: Pick<LedgerContext, 'catchUp'>,
+    private readonly readModels: Pick<LedgerReadModels, 'catchUp'>,
     private readonly pool: Pool,
     private readonly programs: ProgramStore,
   ) {}

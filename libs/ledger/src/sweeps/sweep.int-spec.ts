@@ -1,18 +1,13 @@
 import { INestMicroservice } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, PostgresEventStore } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { loadConfig } from '@loyalty/platform';
+import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS } from '@loyalty/event-store';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
-import { RuntimeModule } from '@loyalty/runtime';
 import { createTestDatabase, eventually, TestDatabase } from '@loyalty/testing';
-import { LedgerContext } from '../ledger.context';
+import { LedgerReadModels } from '../ledger.read-models';
 import { LEDGER_MIGRATIONS } from '../ledger.migrations';
-import { LedgerModule } from '../ledger.module';
+import { startLedgerTestApp } from '../ledger.test-app';
 import { MembersService } from '../members/members.service';
 import { AdjustPointsService } from '../adjust/adjust-points.service';
 import { EraseMemberService } from '../erase/erase-member.service';
-import { PiiVault } from '../pii/pii.vault';
 import { SweepService } from './sweep.service';
 
 const DAY = 86_400;
@@ -33,21 +28,11 @@ describe('sweeps (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('sweeps', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS, ...PROGRAM_MIGRATIONS, ...LEDGER_MIGRATIONS], poolMax: 40 });
-    const store = new PostgresEventStore(db.pool, 50);
-    const server = new InProcessServer();
-    const config = { ...loadConfig({}), databaseUrl: db.url, sweepIntervalMs: 0 };
-    app = await NestFactory.createMicroservice(
-      { module: class SweepTestModule {}, imports: [RuntimeModule.forRoot(config, db.pool, store, new InProcessBus(server)), LedgerModule] },
-      { strategy: server, logger: false },
-    );
-    await app.listen();
-    members = app.get(MembersService);
-    adjusting = app.get(AdjustPointsService);
-    erasing = app.get(EraseMemberService);
-    programs = app.get(ProgramStore);
-    a = app.get(SweepService);
+    const started = await startLedgerTestApp(db);
+    ({ app, members, adjusting, erasing, programs, sweeps: a } = started);
+    const { store } = started;
     // the second replica: same database and projections, its own state cache and no runners of its own
-    b = new SweepService(new LedgerContext(config, db.pool, store, new CommandHandler(store), programs, new PiiVault(db.pool)));
+    b = new SweepService(db.pool, new CommandHandler(store), programs, new LedgerReadModels(store, 2_000));
   });
   afterAll(async () => {
     await app?.close();
@@ -56,7 +41,7 @@ describe('sweeps (PostgreSQL)', () => {
 
   // due_items is a read model, which writes do not wait for: catch it up before reading the table
   const due = async (tenant: string) =>
-    (await app.get(LedgerContext).catchUp(), await db.pool.query<{ member_id: string; kind: string }>('select member_id, kind from ledger.due_items where tenant = $1 order by kind', [tenant])).rows;
+    (await app.get(LedgerReadModels).catchUp(), await db.pool.query<{ member_id: string; kind: string }>('select member_id, kind from ledger.due_items where tenant = $1 order by kind', [tenant])).rows;
 
   it('two replicas sweeping one programme at once expire each lot exactly once', async () => {
     const p = await programs.create({ program_name: 'P', currency_name: 'pts', settings: { expiry: { policy: 'fixed_days', days: 10 } } });

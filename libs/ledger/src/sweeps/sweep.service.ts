@@ -1,7 +1,10 @@
-import { Position, comparePositions } from '@loyalty/event-store';
 import { MemberEvent, decideSweep, memberEvolver } from '@loyalty/domain-member';
 import { newId } from '@loyalty/platform';
-import { LedgerContext, memberStream } from '../ledger.context';
+import { Pool } from 'pg';
+import { memberStreamId as memberStream } from '@loyalty/contracts';
+import { CommandHandler, Position, comparePositions } from '@loyalty/event-store';
+import { ProgramStore } from '@loyalty/programs';
+import { LedgerReadModels } from '../ledger.read-models';
 
 export interface SweepReport {
   tenant: string;
@@ -41,14 +44,19 @@ const eachConcurrently = async <T>(items: T[], limit: number, fn: (item: T) => P
  * is named by its cause), appended with the expected revision.
  */
 export class SweepService {
-  constructor(private readonly ctx: LedgerContext) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly handler: CommandHandler,
+    private readonly programs: ProgramStore,
+    private readonly readModels: LedgerReadModels,
+  ) {}
 
   /**
    * Sweeps one tenant under its advisory lock. `wait`: block until a concurrent sweep of the
    * tenant ends, then sweep (the test clock needs its effects now); otherwise skip a locked tenant.
    */
   async sweepTenant(tenant: string, wait: boolean): Promise<SweepReport | null> {
-    const client = await this.ctx.pool.connect();
+    const client = await this.pool.connect();
     try {
       if (wait) {
         await client.query('select pg_advisory_lock($1, hashtext($2))', [LOCK_SPACE, tenant]);
@@ -67,18 +75,18 @@ export class SweepService {
   }
 
   private async run(tenant: string, settle: boolean): Promise<SweepReport> {
-    const program = await this.ctx.programs.forTenant(tenant);
-    const now = (await this.ctx.programs.now(tenant)).toISOString();
+    const program = await this.programs.forTenant(tenant);
+    const now = (await this.programs.now(tenant)).toISOString();
     const days = inactivityDays(program.settings.expiry);
     const grace = typeof program.settings.erasure_grace_days === 'number' && program.settings.erasure_grace_days > 0 ? Math.floor(program.settings.erasure_grace_days) : 0;
     const report: SweepReport = { tenant, now, members: 0, released: 0, expired: 0, tier_changes: 0, failures: 0 };
     // the test clock's sweep must see every write made before it (writes do not wait for due_items)
-    if (settle) await this.ctx.catchUp(10_000);
+    if (settle) await this.readModels.catchUp(10_000);
     let after = '';
     let last: Position | null = null;
     for (;;) {
       // every member is looked at once per sweep (keyset by member id); what it decides is final for this `now`
-      const { rows } = await this.ctx.pool.query<{ member_id: string }>(
+      const { rows } = await this.pool.query<{ member_id: string }>(
         `select member_id from ledger.due_items
          where tenant = $1 and member_id > $4
            and ((kind not in ('inactive', 'anonymise') and due_at <= $2::timestamptz)
@@ -89,11 +97,11 @@ export class SweepService {
       if (!rows.length) break;
       after = rows[rows.length - 1].member_id;
       // the page's members not in the state cache are read together, not one by one
-      await this.ctx.handler.warm(rows.map((r) => memberStream(tenant, r.member_id)), memberEvolver).catch(() => undefined);
+      await this.handler.warm(rows.map((r) => memberStream(tenant, r.member_id)), memberEvolver).catch(() => undefined);
       // members are independent streams: decided side by side, their appends share group commits
       await eachConcurrently(rows, SWEEP_CONCURRENCY, async ({ member_id }) => {
         try {
-          const out = await this.ctx.handler.handle(memberStream(tenant, member_id), memberEvolver, (s) => {
+          const out = await this.handler.handle(memberStream(tenant, member_id), memberEvolver, (s) => {
             const events = decideSweep(s, { tiers: program.tiers, expiry: program.settings.expiry, erasureGraceDays: grace }, now, () => newId('LE'));
             return { events, result: events };
           });
@@ -108,7 +116,7 @@ export class SweepService {
     }
     // read-your-writes for the caller (the test clock): reads after this reply see the sweep
     // (a sweep of many members leaves the read models a large batch to apply: give them time)
-    if (settle) await this.ctx.settle(last, SETTLE_MS);
+    if (settle) await this.readModels.settle(last, SETTLE_MS);
     return report;
   }
 
@@ -128,10 +136,10 @@ export class SweepService {
    */
   async dueTenants(): Promise<string[]> {
     // due_items is a read model: include every write committed so far
-    await this.ctx.catchUp();
+    await this.readModels.catchUp();
     // the programmes' clocks and day counts come from their owner, the programme store
     const days = (v: unknown): number | null => (/^[0-9]{1,6}$/.test(String(v ?? '')) ? Number(v) : null);
-    const programmes = (await this.ctx.programs.clocks()).flatMap(({ program_id, settings, test_offset_ms }) => {
+    const programmes = (await this.programs.clocks()).flatMap(({ program_id, settings, test_offset_ms }) => {
       const inactivityDays = settings.expiry?.policy === 'inactivity' ? days((settings.expiry as { days?: unknown }).days) : null;
       const graceDays = days(settings.erasure_grace_days) ?? 0;
       return [
@@ -139,7 +147,7 @@ export class SweepService {
         { tenant: `${program_id}_test`, offset: test_offset_ms, inactivityDays, graceDays },
       ];
     });
-    const { rows } = await this.ctx.pool.query<{ tenant: string }>(
+    const { rows } = await this.pool.query<{ tenant: string }>(
       `with t as (select * from unnest($1::text[], $2::bigint[], $3::int[], $4::int[]) as t(tenant, offset_ms, inactivity_days, grace_days))
        select distinct tenant from ledger.due_items where due_at <= now() and kind not in ('inactive', 'anonymise')
        union

@@ -1,10 +1,9 @@
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, sqlMigration } from '@loyalty/platform';
 
 /** Read models of the time-based and programme-level behaviour (schema `ledger`). */
-export class LedgerTime001_1764000012000 extends SqlMigration {
-  readonly name = 'LedgerTime001_1764000012000';
-  override readonly legacyId = 'ledger-time-001';
-  protected readonly upSql = `
+export const LedgerTime001_1764000012000 = sqlMigration('LedgerTime001_1764000012000', {
+  legacyId: 'ledger-time-001',
+  up: `
       -- what falls due per member: return-window releases, dated lot expiries, inactivity (due_at =
       -- last activity; the programme's days are added when sweeping) and tier reviews
       create table ledger.due_items (
@@ -21,11 +20,11 @@ export class LedgerTime001_1764000012000 extends SqlMigration {
         primary key (batch_id, entry_id)
       );
       create index migration_entries_entry on ledger.migration_entries (entry_id);
-    `;
-  protected readonly downSql = `
+    `,
+  down: `
       drop table if exists ledger.due_items, ledger.migration_entries cascade;
-    `;
-}
+    `,
+});
 
 export const LEDGER_TIME_MIGRATIONS: MigrationClass[] = [
   LedgerTime001_1764000012000,

@@ -3,24 +3,24 @@ import {
   MemberEvent, decideConfirmRedemption, decideIssueRedemption, decideOpenReservation, decideReleaseReservation, memberEvolver, spendingRules,
 } from '@loyalty/domain-member';
 import { CommandHandler, EVENT_STORE_MIGRATIONS, PROJECTION_MIGRATIONS, Position, PostgresEventStore, ProjectionRunner } from '@loyalty/event-store';
-import { InProcessBus, InProcessServer } from '@loyalty/messaging';
-import { loadConfig, newId, newVoucherCode } from '@loyalty/platform';
+import { newId, newVoucherCode } from '@loyalty/platform';
 import { PROGRAM_MIGRATIONS, ProgramStore } from '@loyalty/programs';
 import { TestDatabase, createTestDatabase } from '@loyalty/testing';
 import { REDEMPTION_MIGRATIONS } from '../redemption.migrations';
 import { RedemptionsProjection } from '../projections/redemptions.projection';
-import { SpendingContext } from '../spending.context';
+import { MemberSpending } from '../member-spending';
+import { RedemptionRows } from '../projections/redemption-rows';
 import { ExpirySweeper } from './expiry.sweeper';
 
 /** One "replica" of the redemption service: its own event store client, command handler cache and projection runner. */
 const replica = async (db: TestDatabase) => {
   const store = new PostgresEventStore(db.pool, 50);
   const handler = new CommandHandler(store);
-  const ctx = new SpendingContext(loadConfig(), db.pool, store, handler, new ProgramStore(db.pool), new InProcessBus(new InProcessServer()));
+  const spending = new MemberSpending(handler, new RedemptionRows(db.pool, store));
   const runner = new ProjectionRunner(store, db.pool, new RedemptionsProjection());
   await runner.start();
   const settle = async (p: Position | null | undefined) => { if (p) { store.poke(); await runner.waitFor(p); } };
-  return { store, handler, ctx, runner, settle, sweeper: new ExpirySweeper(ctx), stop: async () => { await runner.stop(); await store.close(); } };
+  return { store, handler, runner, settle, sweeper: new ExpirySweeper(spending, new ProgramStore(db.pool), db.pool), stop: async () => { await runner.stop(); await store.close(); } };
 };
 
 describe('redemption read model and expiry sweep (PostgreSQL)', () => {

@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { decideExpireRedemption, decideExpireReservation } from '@loyalty/domain-member';
 import { newId } from '@loyalty/platform';
-import { SpendingContext } from '../spending.context';
+import { Pool } from 'pg';
+import { ProgramStore } from '@loyalty/programs';
+import { MemberSpending } from '../member-spending';
 
 /** Advisory lock class of the sweep; the second key is the tenant's hash. */
 const SWEEP_LOCK = 7412101;
@@ -18,14 +20,14 @@ export interface SweepResult { tenant: string; vouchers_expired: number; reserva
  */
 export class ExpirySweeper {
   private readonly log = new Logger('ExpirySweeper');
-  constructor(private readonly ctx: SpendingContext) {}
+  constructor(private readonly spending: MemberSpending, private readonly programs: ProgramStore, private readonly pool: Pool) {}
 
   /**
    * Sweeps one tenant. `wait`: block until another replica's sweep of the tenant ends (a test clock
    * moved and the caller needs the effects now) instead of leaving the work to it.
    */
   async sweep(tenant: string, wait = true): Promise<SweepResult> {
-    const lock = await this.ctx.pool.connect();
+    const lock = await this.pool.connect();
     let locked = false;
     try {
       if (wait) {
@@ -45,7 +47,7 @@ export class ExpirySweeper {
 
   /** Every tenant with open vouchers or reservations (the periodic sweep). */
   async sweepAll(): Promise<SweepResult[]> {
-    const { rows } = await this.ctx.pool.query<{ tenant: string }>(
+    const { rows } = await this.pool.query<{ tenant: string }>(
       `select distinct tenant from redemption.redemptions where status = 'created' and expires_at is not null
        union select distinct tenant from redemption.reservations where status = 'open'`);
     const out: SweepResult[] = [];
@@ -54,13 +56,13 @@ export class ExpirySweeper {
   }
 
   private async sweepLocked(tenant: string): Promise<{ vouchers_expired: number; reservations_expired: number }> {
-    const now = await this.ctx.programs.now(tenant);
+    const now = await this.programs.now(tenant);
     const at = now.toISOString();
     let vouchers = 0;
     let reservations = 0;
     const seen = new Set<string>();
     for (;;) {
-      const { rows } = await this.ctx.pool.query<{ kind: 'voucher' | 'reservation'; id: string; member_id: string }>(
+      const { rows } = await this.pool.query<{ kind: 'voucher' | 'reservation'; id: string; member_id: string }>(
         `(select 'voucher' as kind, id, member_id, expires_at from redemption.redemptions
             where tenant = $1 and status = 'created' and expires_at is not null and expires_at <= $2 order by expires_at limit $3)
          union all
@@ -89,7 +91,7 @@ export class ExpirySweeper {
   /** Expires one item on its member stream; false when it was no longer open or not yet due. */
   private expire(tenant: string, row: { kind: 'voucher' | 'reservation'; id: string; member_id: string }, at: string): Promise<boolean> {
     const reverseEntryId = newId('LE');
-    return this.ctx.decide(tenant, row.member_id, (s) => {
+    return this.spending.decide(tenant, row.member_id, (s) => {
       const events = row.kind === 'voucher'
         ? decideExpireRedemption(s, { redemption_id: row.id, reverse_entry_id: reverseEntryId, at })
         : decideExpireReservation(s, { reservation_id: row.id, at });

@@ -1,5 +1,5 @@
 import { Pool, PoolClient } from 'pg';
-import { parseMemberStreamId } from '@loyalty/contracts';
+import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import type { MemberEvent } from '@loyalty/domain-member';
 
@@ -13,7 +13,7 @@ const HANDLED = ['VoucherIssued', 'VoucherUsed', 'VoucherRestored', 'Reservation
  */
 export class RedemptionsProjection implements Projection {
   readonly name = 'redemption.redemptions';
-  readonly filter = { streamPrefixes: ['member-'], eventTypes: [...HANDLED] as string[] };
+  readonly filter = { streamPrefixes: [STREAM_PREFIX.member], eventTypes: [...HANDLED] as string[] };
   readonly tables = ['redemption.redemptions', 'redemption.reservations'];
 
   /** New rows of the batch not written yet: inserted in one statement each, before any update reads them. */

@@ -1,33 +1,32 @@
 import {
-  MemberAggregate, MemberRuleError, Quote, Reservation, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
+  MemberAggregate, Quote, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
 import { ReservationView, reservationView } from '@loyalty/domain-redemption';
-import { SpendingContext } from '../spending.context';
+import { CommandBus } from '@loyalty/messaging';
+import { ProgramStore } from '@loyalty/programs';
+import { MemberSpending, settled } from '../member-spending';
+import { RedemptionRows, ReservationRow } from '../projections/redemption-rows';
+import { resolveMember, spendingSettings } from '../spending-settings';
 
 export interface QuoteInput { member_id: string; eligible_total_cents: number; payment_method?: string | null }
 export interface ReserveInput { member_id: string; amount_cents: number; cart_ref?: string | null; eligible_total_cents?: number | null; payment_method?: string | null }
 
-/** A row of redemption.reservations. */
-interface ReservationRow {
-  id: string; member_id: string; status: Reservation['status']; amount_cents: string; cart_ref: string | null; order_ref: string | null;
-  ledger_entry_id: string | null; expires_at: Date; created_at: Date;
-}
 
-/** A terminal call on a reservation the member state no longer holds: the same outcome again decides nothing; any other is refused. */
-const settled = (row: { status: string }, same: boolean): never[] => {
-  if (same) return [];
-  throw new MemberRuleError('invalid-state', `reservation is ${row.status}`);
-};
 
 /** Checkout: quotes (nothing held), reservations (points held), confirm (debit) and release. */
 export class ReservationsService {
-  constructor(private readonly ctx: SpendingContext) {}
+  constructor(
+    private readonly spending: MemberSpending,
+    private readonly rows: RedemptionRows,
+    private readonly programs: ProgramStore,
+    private readonly bus: CommandBus,
+  ) {}
 
   /** POST /v1/redemption-quotes */
   async quote(tenant: string, input: QuoteInput): Promise<Quote> {
-    const memberId = await this.ctx.resolveMember(tenant, input.member_id);
-    const [settings, s] = await Promise.all([this.ctx.settings(tenant), this.ctx.load(tenant, memberId)]);
+    const memberId = await resolveMember(this.bus, tenant, input.member_id);
+    const [settings, s] = await Promise.all([spendingSettings(this.programs, tenant), this.spending.load(tenant, memberId)]);
     if (!s.exists) throw notFound('member');
     return quoteRedemption(s, settings.rules, input.eligible_total_cents, input.payment_method ?? null);
   }
@@ -37,14 +36,14 @@ export class ReservationsService {
    * member stream, so a retry finds the reservation it opened and answers as the first call did.
    */
   async reserve(tenant: string, input: ReserveInput, opts: { idempotencyKey?: string }): Promise<ReservationView> {
-    const memberId = await this.ctx.resolveMember(tenant, input.member_id);
-    const settings = await this.ctx.settings(tenant);
+    const memberId = await resolveMember(this.bus, tenant, input.member_id);
+    const settings = await spendingSettings(this.programs, tenant);
     const reservationId = newId('RS');
     const cause = opts.idempotencyKey ? `reserve:${opts.idempotencyKey}` : null;
     const cartRef = input.cart_ref ?? null;
     const at = settings.now.toISOString();
     const expiresAt = new Date(settings.now.getTime() + settings.reservationTtlSeconds * 1000).toISOString();
-    const out = await this.ctx.decide(tenant, memberId, (s) => {
+    const out = await this.spending.decide(tenant, memberId, (s) => {
       const prior = cause ? reservationByCause(s, cause) : null;
       if (prior) return { events: [], result: prior.id };
       return {
@@ -57,7 +56,7 @@ export class ReservationsService {
       };
     }, (s, id) => {
       const r = s.reservations.get(id)!;
-      this.ctx.rememberOwner(tenant, id, memberId);
+      this.rows.rememberOwner(tenant, id, memberId);
       if (id === reservationId) return { view: reservationView(r, memberId), replay: false };
       if (r.amount_cents !== input.amount_cents || r.cart_ref !== cartRef) {
         throw problem('idempotency-key-reused', 'This Idempotency-Key was used for a different reservation');
@@ -65,7 +64,7 @@ export class ReservationsService {
       // the response the first call gave
       return { view: { ...reservationView(r, memberId), status: 'open' as const, order_ref: null, ledger_entry_id: null }, replay: true };
     });
-    if (out.replay) await this.ctx.projectRecorded(tenant, memberId, out.view.id);
+    if (out.replay) await this.rows.projectRecorded(tenant, memberId, out.view.id);
     return out.view;
   }
 
@@ -76,38 +75,38 @@ export class ReservationsService {
    */
   async confirm(tenant: string, id: string, orderRef: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
-    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const at = (await this.programs.now(tenant)).toISOString();
     const entryId = newId('LE');
     let row: ReservationRow | null = null;
-    return this.ctx.decide(tenant, memberId, async (s) => {
+    return this.spending.decide(tenant, memberId, async (s) => {
       if (s.reservations.has(id)) return { events: decideConfirmReservation(s, { reservation_id: id, order_ref: orderRef, entry_id: entryId, at }), result: id };
-      row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'confirmed' && row.order_ref === orderRef), result: id };
+      row ??= await this.rows.reservation(tenant, id);
+      return { events: settled('reservation', row, row.status === 'confirmed' && row.order_ref === orderRef), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
   /** POST /v1/redemption-reservations/{id}/release (a long-resolved one: from the read model, as confirm) */
   async release(tenant: string, id: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
-    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const at = (await this.programs.now(tenant)).toISOString();
     let row: ReservationRow | null = null;
-    return this.ctx.decide(tenant, memberId, async (s) => {
+    return this.spending.decide(tenant, memberId, async (s) => {
       if (s.reservations.has(id)) return { events: decideReleaseReservation(s, { reservation_id: id, at }), result: id };
-      row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'released'), result: id };
+      row ??= await this.rows.reservation(tenant, id);
+      return { events: settled('reservation', row, row.status === 'released'), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
   /** GET /v1/redemption-reservations/{id} */
   async get(tenant: string, id: string): Promise<ReservationView> {
     const memberId = await this.ownerOf(tenant, id);
-    const s = await this.ctx.load(tenant, memberId);
-    return this.viewOf(s, id, memberId, s.reservations.has(id) ? null : await this.row(tenant, id));
+    const s = await this.spending.load(tenant, memberId);
+    return this.viewOf(s, id, memberId, s.reservations.has(id) ? null : await this.rows.reservation(tenant, id));
   }
 
   /** The member holding a reservation: remembered by this process, else its read model row. */
   private async ownerOf(tenant: string, id: string): Promise<string> {
-    const owner = await this.ctx.ownerOf(tenant, 'reservations', id);
+    const owner = await this.rows.ownerOf(tenant, 'reservations', id);
     if (!owner) throw notFound('reservation');
     return owner;
   }
@@ -121,13 +120,5 @@ export class ReservationsService {
       id: row.id, status: row.status, member_id: row.member_id, amount_cents: Number(row.amount_cents), cart_ref: row.cart_ref, order_ref: row.order_ref,
       ledger_entry_id: row.ledger_entry_id, expires_at: row.expires_at.toISOString(), created_at: row.created_at.toISOString(),
     };
-  }
-
-  private async row(tenant: string, id: string): Promise<ReservationRow> {
-    const { rows } = await this.ctx.pool.query<ReservationRow>(
-      `select id, member_id, status, amount_cents, cart_ref, order_ref, ledger_entry_id, expires_at, created_at
-         from redemption.reservations where tenant = $1 and id = $2`, [tenant, id]);
-    if (!rows.length) throw notFound('reservation');
-    return rows[0];
   }
 }

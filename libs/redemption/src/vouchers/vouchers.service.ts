@@ -1,11 +1,16 @@
 import {
-  MemberAggregate, MemberRuleError, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
+  MemberAggregate, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
 } from '@loyalty/domain-member';
 import { newId, newVoucherCode, notFound, problem } from '@loyalty/platform';
 import { GroupCommitter } from '@loyalty/event-store';
 import { crashPoint } from '@loyalty/runtime';
 import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
-import { SpendingContext } from '../spending.context';
+import { Pool } from 'pg';
+import { CommandBus } from '@loyalty/messaging';
+import { ProgramStore } from '@loyalty/programs';
+import { MemberSpending, settled } from '../member-spending';
+import { RedemptionRows } from '../projections/redemption-rows';
+import { resolveMember, spendingSettings } from '../spending-settings';
 
 export interface CreateRedemptionInput { amount_cents: number; mode?: 'voucher' | 'direct'; order_ref?: string | null }
 
@@ -27,15 +32,16 @@ const rowView = (r: RedemptionRow): RedemptionView => ({
   ledger_entry_id: r.ledger_entry_id, expires_at: r.expires_at?.toISOString() ?? null, created_at: r.created_at.toISOString(), member_id: r.member_id,
 });
 
-/** A terminal call on a redemption the member state no longer holds: the same outcome again decides nothing; any other is refused. */
-const settled = (row: { id: string; status: string }, same: boolean): never[] => {
-  if (same) return [];
-  throw new MemberRuleError('invalid-state', `redemption is ${row.status}`);
-};
 
 /** Vouchers and direct redemptions: create (debit at once), confirm, void, look-ups. */
 export class VouchersService {
-  constructor(private readonly ctx: SpendingContext) {}
+  constructor(
+    private readonly spending: MemberSpending,
+    private readonly rows: RedemptionRows,
+    private readonly programs: ProgramStore,
+    private readonly bus: CommandBus,
+    private readonly pool: Pool,
+  ) {}
 
   /**
    * POST /v1/members/{id}/redemptions. The caller's Idempotency-Key is recorded as the redeem
@@ -43,8 +49,8 @@ export class VouchersService {
    * reply finds the redemption it made instead of debiting again, and answers as the first call.
    */
   async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; actor?: string }): Promise<RedemptionView> {
-    const memberId = await this.ctx.resolveMember(tenant, rawMemberId);
-    const settings = await this.ctx.settings(tenant);
+    const memberId = await resolveMember(this.bus, tenant, rawMemberId);
+    const settings = await spendingSettings(this.programs, tenant);
     const mode = input.mode ?? 'voucher';
     const orderRef = input.order_ref ?? null;
     const redemptionId = newId('RD');
@@ -53,7 +59,7 @@ export class VouchersService {
     const code = await this.freshCode(tenant);
     const at = settings.now.toISOString();
     const expiresAt = mode === 'voucher' ? new Date(settings.now.getTime() + settings.voucherTtlSeconds * 1000).toISOString() : null;
-    const out = await this.ctx.decide(tenant, memberId, (s) => {
+    const out = await this.spending.decide(tenant, memberId, (s) => {
       const prior = redemptionByCause(s, cause);
       if (prior) return { events: [], result: prior.id };
       return {
@@ -66,7 +72,7 @@ export class VouchersService {
     }, (s, id) => {
       crashPoint('redemption.create:after-append'); // test-only hook (after the append, before the read model and the reply), inert unless LOYALTY_CRASH_POINT names it
       const v = s.vouchers.get(id)!;
-      this.ctx.rememberOwner(tenant, id, memberId);
+      this.rows.rememberOwner(tenant, id, memberId);
       if (id === redemptionId) return { view: redemptionView(v, memberId), replay: false };
       const original = asCreated(s, v, memberId);
       if (original.amount_cents !== input.amount_cents || original.mode !== mode || (orderRef !== null && original.order_ref !== orderRef)) {
@@ -74,7 +80,7 @@ export class VouchersService {
       }
       return { view: original, replay: true };
     });
-    if (out.replay) await this.ctx.projectRecorded(tenant, memberId, out.view.id);
+    if (out.replay) await this.rows.projectRecorded(tenant, memberId, out.view.id);
     return out.view;
   }
 
@@ -85,32 +91,32 @@ export class VouchersService {
    */
   async confirm(tenant: string, id: string, orderRef: string): Promise<RedemptionView> {
     const memberId = await this.ownerOf(tenant, id);
-    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const at = (await this.programs.now(tenant)).toISOString();
     let row: RedemptionRow | null = null;
-    return this.ctx.decide(tenant, memberId, async (s) => {
+    return this.spending.decide(tenant, memberId, async (s) => {
       if (s.vouchers.has(id)) return { events: decideConfirmRedemption(s, { redemption_id: id, order_ref: orderRef, at }), result: id };
       row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'used' && row.order_ref === orderRef), result: id };
+      return { events: settled('redemption', row, row.status === 'used' && row.order_ref === orderRef), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
   /** POST /v1/redemptions/{id}/void (a long-resolved one: from the read model, as confirm) */
   async void(tenant: string, id: string): Promise<RedemptionView> {
     const memberId = await this.ownerOf(tenant, id);
-    const at = (await this.ctx.programs.now(tenant)).toISOString();
+    const at = (await this.programs.now(tenant)).toISOString();
     const reverseEntryId = newId('LE');
     let row: RedemptionRow | null = null;
-    return this.ctx.decide(tenant, memberId, async (s) => {
+    return this.spending.decide(tenant, memberId, async (s) => {
       if (s.vouchers.has(id)) return { events: decideVoidRedemption(s, { redemption_id: id, reverse_entry_id: reverseEntryId, at }), result: id };
       row ??= await this.row(tenant, id);
-      return { events: settled(row, row.status === 'restored'), result: id };
+      return { events: settled('redemption', row, row.status === 'restored'), result: id };
     }, (s) => this.viewOf(s, id, memberId, row));
   }
 
   /** GET /v1/redemptions/{id} */
   async get(tenant: string, id: string): Promise<RedemptionView> {
     const memberId = await this.ownerOf(tenant, id);
-    const s = await this.ctx.load(tenant, memberId);
+    const s = await this.spending.load(tenant, memberId);
     return this.viewOf(s, id, memberId, s.vouchers.has(id) ? null : await this.row(tenant, id));
   }
 
@@ -123,7 +129,7 @@ export class VouchersService {
   }
 
   private async row(tenant: string, id: string): Promise<RedemptionRow> {
-    const { rows } = await this.ctx.pool.query<RedemptionRow>(
+    const { rows } = await this.pool.query<RedemptionRow>(
       `select id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at
          from redemption.redemptions where tenant = $1 and id = $2`, [tenant, id]);
     if (!rows.length) throw notFound('redemption');
@@ -132,10 +138,10 @@ export class VouchersService {
 
   /** GET /v1/redemptions?code=: the redemption, its owner and whether it can still be used now. */
   async byCode(tenant: string, code: string): Promise<RedemptionView & { valid: boolean }> {
-    const { rows } = await this.ctx.pool.query<{ id: string; member_id: string }>(
+    const { rows } = await this.pool.query<{ id: string; member_id: string }>(
       'select id, member_id from redemption.redemptions where tenant = $1 and code = $2 order by created_at limit 1', [tenant, code.trim().toUpperCase()]);
     if (!rows.length) throw notFound('voucher code');
-    const [s, now] = await Promise.all([this.ctx.load(tenant, rows[0].member_id), this.ctx.programs.now(tenant)]);
+    const [s, now] = await Promise.all([this.spending.load(tenant, rows[0].member_id), this.programs.now(tenant)]);
     const v = s.vouchers.get(rows[0].id);
     // resolved past the member state's retention: the read model's row, no longer valid
     if (!v) return { ...rowView(await this.row(tenant, rows[0].id)), valid: false };
@@ -145,7 +151,7 @@ export class VouchersService {
 
   /** The member holding a redemption: remembered by this process, else its read model row. */
   private async ownerOf(tenant: string, id: string): Promise<string> {
-    const owner = await this.ctx.ownerOf(tenant, 'redemptions', id);
+    const owner = await this.rows.ownerOf(tenant, 'redemptions', id);
     if (!owner) throw notFound('redemption');
     return owner;
   }
@@ -160,7 +166,7 @@ export class VouchersService {
 
   /** Code checks that arrive together share one query (many redemptions at once). */
   private readonly codeTaken = new GroupCommitter<{ tenant: string; code: string }, boolean>(async (items) => {
-    const { rows } = await this.ctx.pool.query<{ n: string }>(
+    const { rows } = await this.pool.query<{ n: string }>(
       `select q.n from unnest($1::text[], $2::text[]) with ordinality as q(tenant, code, n)
        where exists (select 1 from redemption.redemptions r where r.tenant = q.tenant and r.code = q.code)`,
       [items.map((i) => i.tenant), items.map((i) => i.code)]);

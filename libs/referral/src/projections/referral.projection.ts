@@ -37,7 +37,7 @@ const statusAfter = (e: ReferralEvent): ReferralStatus | null => {
  * advocate's daily count and the reward sweep).
  *
  * Referral rows move only forward (`revision` guard), so the runner re-applying events that a
- * command already projected itself (ReferralContext.project) changes nothing, and a rebuild gives
+ * command already projected itself (ReferralDecisions.decide) changes nothing, and a rebuild gives
  * the same rows. `onOrderPaid`, given only by the running service, is the qualification reacting
  * to a paid order inside this transaction: its checkpoint makes the reaction at-least-once, and
  * the reaction is idempotent.

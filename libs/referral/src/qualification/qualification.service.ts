@@ -1,9 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { PoolClient } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import { PATTERNS, ReferralCreditReply, ReferralCreditRequest } from '@loyalty/contracts';
 import { ReferralState, decideOrderPaid, decideRewarded, referralTerms, rewardCause } from '@loyalty/domain-referral';
 import { PaidOrderSeen } from '../projections/referral.projection';
-import { ReferralContext } from '../referral.context';
+import { CommandBus } from '@loyalty/messaging';
+import { ProgramStore } from '@loyalty/programs';
+import { ReferralDecisions, programmeNow } from '../referral-decisions';
 
 /**
  * Qualification and rewards (decisions §7): the friend's paid order qualifies the referral, then
@@ -20,7 +22,12 @@ export class QualificationService {
   private readonly log = new Logger('ReferralQualification');
   private readonly inFlight = new Map<string, Promise<ReferralState>>();
 
-  constructor(private readonly ctx: ReferralContext) {}
+  constructor(
+    private readonly decisions: ReferralDecisions,
+    private readonly programs: ProgramStore,
+    private readonly bus: CommandBus,
+    private readonly pool: Pool,
+  ) {}
 
   /** The read-model runner saw a paid order (`tx` is its transaction). */
   async onOrderPaid(tx: PoolClient, seen: PaidOrderSeen): Promise<void> {
@@ -33,8 +40,8 @@ export class QualificationService {
 
   /** Applies a paid order of the friend to their referral (idempotent). */
   async qualify(seen: PaidOrderSeen, tx?: PoolClient): Promise<ReferralState> {
-    const [program, at] = await Promise.all([this.ctx.programs.forTenant(seen.tenant), this.ctx.now(seen.tenant)]);
-    return this.ctx.decide(seen.tenant, seen.member_id, (s) => decideOrderPaid(s, { order: seen.order, terms: referralTerms(program.rules, at), at }), tx);
+    const [program, at] = await Promise.all([this.programs.forTenant(seen.tenant), programmeNow(this.programs, seen.tenant)]);
+    return this.decisions.decide(seen.tenant, seen.member_id, (s) => decideOrderPaid(s, { order: seen.order, terms: referralTerms(program.rules, at), at }), tx);
   }
 
   /** Starts the reward outside the caller's transaction; a failure is left to the sweep. */
@@ -55,7 +62,7 @@ export class QualificationService {
   }
 
   private async rewardOnce(tenant: string, friendId: string): Promise<ReferralState> {
-    const s = await this.ctx.load(tenant, friendId);
+    const s = await this.decisions.load(tenant, friendId);
     if (s.status !== 'qualified' || !s.terms) return s;
     const manual = s.terms.timing === 'manual';
     const credit = async (memberId: string, role: 'advocate' | 'friend', amount: number): Promise<string | null> => {
@@ -63,17 +70,17 @@ export class QualificationService {
       const req: ReferralCreditRequest = {
         tenant, actor: 'referral', member_id: memberId, cause: rewardCause(s.id, role), amount_cents: amount, expiry_months: s.terms!.expiry_months, manual,
       };
-      return (await this.ctx.bus.request<ReferralCreditReply>(PATTERNS.ledger.referral, req, memberId)).ledger_entry_id;
+      return (await this.bus.request<ReferralCreditReply>(PATTERNS.ledger.referral, req, memberId)).ledger_entry_id;
     };
     const advocate = await credit(s.advocate_id, 'advocate', s.terms.amount_cents);
     const friend = await credit(s.friend_id, 'friend', s.terms.friend_amount_cents);
-    const at = await this.ctx.now(tenant);
-    return this.ctx.decide(tenant, friendId, (st) => decideRewarded(st, { advocate_entry_id: advocate, friend_entry_id: friend, at }));
+    const at = await programmeNow(this.programs, tenant);
+    return this.decisions.decide(tenant, friendId, (st) => decideRewarded(st, { advocate_entry_id: advocate, friend_entry_id: friend, at }));
   }
 
   /** Rewards what is still `qualified` (oldest first); returns how many became `rewarded`. */
   async sweep(tenant?: string, limit = 200): Promise<number> {
-    const { rows } = await this.ctx.pool.query<{ tenant: string; friend_id: string }>(
+    const { rows } = await this.pool.query<{ tenant: string; friend_id: string }>(
       `select tenant, friend_id from referral.referrals where status = 'qualified' and ($1::text is null or tenant = $1)
        order by updated_at limit $2`, [tenant ?? null, limit]);
     let rewarded = 0;

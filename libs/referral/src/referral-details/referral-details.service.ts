@@ -1,7 +1,10 @@
-import { ReferralDetails, ReferralView, referralStreamId } from '@loyalty/contracts';
+import { ReferralDetails, ReferralView } from '@loyalty/contracts';
 import { notFound } from '@loyalty/platform';
-import { referralEvolver, referralLink, toReferralView } from '@loyalty/domain-referral';
-import { ReferralContext } from '../referral.context';
+import { referralLink, toReferralView } from '@loyalty/domain-referral';
+import { Pool } from 'pg';
+import { CommandBus } from '@loyalty/messaging';
+import { ProgramStore } from '@loyalty/programs';
+import { ReferralDecisions, ledgerMember } from '../referral-decisions';
 
 /**
  * Reads: GET /v1/members/{id}/referral (the member's code, link and the counters of the referrals
@@ -12,13 +15,18 @@ import { ReferralContext } from '../referral.context';
  * rewarded; `rewarded` those paid. Rejected referrals are not counted.
  */
 export class ReferralDetailsService {
-  constructor(private readonly ctx: ReferralContext) {}
+  constructor(
+    private readonly decisions: ReferralDecisions,
+    private readonly programs: ProgramStore,
+    private readonly bus: CommandBus,
+    private readonly pool: Pool,
+  ) {}
 
   async details(tenant: string, rawMemberId: string): Promise<ReferralDetails> {
-    const member = await this.ctx.member(tenant, rawMemberId);
+    const member = await ledgerMember(this.bus, tenant, rawMemberId);
     const [program, counts] = await Promise.all([
-      this.ctx.programs.forTenant(tenant),
-      this.ctx.pool.query<{ status: string; n: string }>(
+      this.programs.forTenant(tenant),
+      this.pool.query<{ status: string; n: string }>(
         'select status, count(*) as n from referral.referrals where tenant = $1 and advocate_id = $2 group by status', [tenant, member.id]),
     ]);
     const n = (...statuses: string[]) => counts.rows.filter((r) => statuses.includes(r.status)).reduce((a, r) => a + Number(r.n), 0);
@@ -30,9 +38,9 @@ export class ReferralDetailsService {
   }
 
   async get(tenant: string, id: string): Promise<ReferralView> {
-    const { rows } = await this.ctx.pool.query<{ friend_id: string }>('select friend_id from referral.referrals where tenant = $1 and id = $2', [tenant, id]);
+    const { rows } = await this.pool.query<{ friend_id: string }>('select friend_id from referral.referrals where tenant = $1 and id = $2', [tenant, id]);
     if (!rows.length) throw notFound('referral');
-    const { state } = await this.ctx.handler.load(referralStreamId(tenant, rows[0].friend_id), referralEvolver);
+    const state = await this.decisions.load(tenant, rows[0].friend_id);
     if (!state.exists) throw notFound('referral');
     return toReferralView(state);
   }

@@ -1,5 +1,5 @@
 import { PoolClient } from 'pg';
-import { type Balances, parseMemberStreamId, parseReferralStreamId } from '@loyalty/contracts';
+import { type Balances, STREAM_PREFIX, parseMemberStreamId, parseReferralStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream, foldStreams } from '@loyalty/event-store';
 import { MemberAggregate, MemberEvent, balancesOf, liveLots, memberEvolver } from '@loyalty/domain-member';
 import { parseTenantKey } from '@loyalty/platform';
@@ -39,7 +39,7 @@ export const webhookBody = (deliveryId: string, type: string, createdAt: string,
  */
 export class WebhookEventsProjection implements Projection {
   readonly name = 'webhook.events';
-  readonly filter = { streamPrefixes: ['member-', 'referral-'] };
+  readonly filter = { streamPrefixes: [STREAM_PREFIX.member, STREAM_PREFIX.referral] };
   /** a rebuild re-derives the lot watch; deliveries stay (their cause keys stop a replay from resending) */
   readonly tables = ['webhook.lot_watch'];
   /** folded members by stream, bounded in bytes (LOYALTY_FOLD_CACHE_BYTES), least recently used first */
@@ -80,7 +80,7 @@ export class WebhookEventsProjection implements Projection {
     const first = new Map<string, bigint>();
     for (const e of events) {
       this.batchEvents.set(`${e.streamId}|${e.revision}`, e);
-      if (!e.streamId.startsWith('member-') || first.has(e.streamId)) continue;
+      if (!e.streamId.startsWith(STREAM_PREFIX.member) || first.has(e.streamId)) continue;
       first.set(e.streamId, e.revision); // a stream's events come in revision order
     }
     const cold = [...first].filter(([id, rev]) => this.cache.peek(id)?.revision !== rev - 1n).map(([streamId, rev]) => ({ streamId, upTo: rev - 1n }));
@@ -148,7 +148,7 @@ export class WebhookEventsProjection implements Projection {
   }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
-    if (event.streamId.startsWith('referral-')) return this.applyReferral(tx, event);
+    if (event.streamId.startsWith(STREAM_PREFIX.referral)) return this.applyReferral(tx, event);
     const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     const f = await this.foldedBefore(event);

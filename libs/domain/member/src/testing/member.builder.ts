@@ -1,5 +1,5 @@
 import type { EntryData, MemberEvent } from '../member.events';
-import { MemberAggregate, evolveMember, initialMemberState } from '../member.state';
+import { MemberAggregate, evolveMember, initialMemberState, memberEvolver } from '../member.state';
 
 /** Test helper: folds events into a member, with terse constructors for the usual ones. */
 export const DAY = 86_400_000;
@@ -27,4 +27,15 @@ export const idOf = (e: MemberEvent): string => (e.type === 'EntryRecorded' ? e.
 export const fold = (events: MemberEvent[], s: MemberAggregate = initialMemberState()): MemberAggregate => {
   for (const e of events) evolveMember(s, e);
   return s;
+};
+
+// evolve mutates the state it is given: refold starts again from the member's history each time,
+// so a state a test keeps stays as it was
+const histories = new WeakMap<MemberAggregate, MemberEvent[]>();
+/** `events` folded after `s`'s history (or from nothing) into a new state; `s` is left as it was. */
+export const refold = (events: MemberEvent[], s?: MemberAggregate): MemberAggregate => {
+  const history = [...(s ? histories.get(s)! : []), ...events];
+  const state = history.reduce((acc, e) => memberEvolver.evolve(acc, e), memberEvolver.initialState());
+  histories.set(state, history);
+  return state;
 };

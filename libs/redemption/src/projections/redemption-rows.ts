@@ -1,54 +1,32 @@
-import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Pool, PoolClient } from 'pg';
-import { PATTERNS, memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, WireHead, decideOn, wipeTenantRows } from '@loyalty/event-store';
-import { MemberAggregate, MemberEvent, SpendingRules, memberEvolver, spendingRules } from '@loyalty/domain-member';
-import { CommandBus } from '@loyalty/messaging';
-import { AppConfig } from '@loyalty/platform';
-import { ProgramStore } from '@loyalty/programs';
-import { RedemptionsProjection } from './projections/redemptions.projection';
-import { REDEMPTION_TENANT_TABLES } from './redemption.migrations';
+import { memberStreamId } from '@loyalty/contracts';
+import { EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, WireHead, wipeTenantRows } from '@loyalty/event-store';
+import { MemberEvent, Reservation } from '@loyalty/domain-member';
+import { notFound } from '@loyalty/platform';
+import { REDEMPTION_TENANT_TABLES } from '../redemption.migrations';
+import { RedemptionsProjection } from './redemptions.projection';
+
+/** A row of redemption.reservations. */
+export interface ReservationRow {
+  id: string; member_id: string; status: Reservation['status']; amount_cents: string; cart_ref: string | null; order_ref: string | null;
+  ledger_entry_id: string | null; expires_at: Date; created_at: Date;
+}
 
 /** Owners of redemptions and reservations remembered per process (about 100 bytes each). */
 const OWNERS_CACHED = 100_000;
 
-const positiveInt = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : fallback);
-
-export interface SpendingSettings { rules: SpendingRules; voucherTtlSeconds: number; reservationTtlSeconds: number; now: Date }
-
-/** What the redemption service's use cases share: injected once by the module. */
-export class SpendingContext {
+/**
+ * The redemption service's own rows (redemption.redemptions and .reservations): the runner that
+ * applies every writer's events to them, the commands' own events applied before their replies
+ * (read-your-writes), and who holds a redemption or reservation.
+ */
+export class RedemptionRows {
   readonly projection = new RedemptionsProjection();
   /** the read model's runner, once the module has started it */
   runner: ProjectionRunner | null = null;
-  private readonly log = new Logger('SpendingContext');
 
-  constructor(
-    readonly config: AppConfig,
-    readonly pool: Pool,
-    readonly store: EventStore,
-    readonly handler: CommandHandler,
-    readonly programs: ProgramStore,
-    readonly bus: CommandBus,
-  ) {}
-
-  /** Any accepted member id form (M-…, ref:…, phone:…) → the member id; the ledger owns identity. */
-  async resolveMember(tenant: string, raw: string): Promise<string> {
-    const r = await this.bus.request<{ member_id: string }>(PATTERNS.ledger.resolveId, { tenant, id: raw }, raw);
-    return r.member_id;
-  }
-
-  /** The programme's redemption settings (decisions §6) and its clock, read together. */
-  async settings(tenant: string): Promise<SpendingSettings> {
-    const [program, now] = await Promise.all([this.programs.forTenant(tenant), this.programs.now(tenant)]);
-    return {
-      rules: spendingRules(program.settings),
-      voucherTtlSeconds: positiveInt(program.settings.voucher_ttl_seconds, 259_200),
-      reservationTtlSeconds: positiveInt(program.settings.reservation_ttl_seconds, 900),
-      now,
-    };
-  }
+  constructor(private readonly pool: Pool, private readonly store: EventStore) {}
 
   /**
    * Which member holds a redemption or reservation never changes: the owners this process has
@@ -72,32 +50,31 @@ export class SpendingContext {
     return rows[0].member_id;
   }
 
+  /** A reservation's row (what is left of it once the member state no longer holds it); 404 when there is none. */
+  async reservation(tenant: string, id: string): Promise<ReservationRow> {
+    const { rows } = await this.pool.query<ReservationRow>(
+      `select id, member_id, status, amount_cents, cart_ref, order_ref, ledger_entry_id, expires_at, created_at
+         from redemption.reservations where tenant = $1 and id = $2`, [tenant, id]);
+    if (!rows.length) throw notFound('reservation');
+    return rows[0];
+  }
+
+  /** Starts the runner that applies every writer's events to these rows. */
+  async start(): Promise<void> {
+    this.runner = new ProjectionRunner(this.store, this.pool, this.projection);
+    await this.runner.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.runner?.stop();
+  }
+
   /**
-   * This service's part of a sandbox wipe (the ledger deleted the streams first): no cached state
-   * of the deleted member streams survives, and the sandbox's redemption rows go.
+   * This service's part of a sandbox wipe (the ledger deleted the streams first): the sandbox's
+   * redemption rows go, once the runner is past `head`.
    */
   async wipe(tenant: string, head?: WireHead | null): Promise<{ rows: number }> {
-    this.handler.forget();
     return { rows: await wipeTenantRows(this.store, this.pool, this.runner ? [this.runner] : [], REDEMPTION_TENANT_TABLES, tenant, head) };
-  }
-
-  async load(tenant: string, memberId: string): Promise<MemberAggregate> {
-    return (await this.handler.load(memberStreamId(tenant, memberId), memberEvolver)).state;
-  }
-
-  /**
-   * Runs a decision on the member stream (load → decide → append with the expected revision →
-   * retry on conflict), builds the reply from the state it produced, and puts the command's own
-   * events into this service's read model before replying (read-your-writes).
-   */
-  async decide<R, V>(tenant: string, memberId: string, decide: (s: MemberAggregate) => Decision<MemberEvent, R> | Promise<Decision<MemberEvent, R>>, view: (s: MemberAggregate, result: R) => V): Promise<V> {
-    const streamId = memberStreamId(tenant, memberId);
-    const out = await decideOn(this.handler, streamId, memberEvolver, decide);
-    // the cached state is folded further by later commands: read it before anything else awaits
-    const reply = view(out.state, out.result);
-    // the events are stored: a failure to project them now is not the command's (the runner will)
-    if (out.events.length) await this.project(streamId, out.events).catch((e: unknown) => this.log.warn(`read model update deferred to the runner: ${(e as Error).message}`));
-    return reply;
   }
 
   /**

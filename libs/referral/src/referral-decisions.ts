@@ -1,33 +1,22 @@
 import { Pool, PoolClient } from 'pg';
 import { MemberView, PATTERNS, ReferralEvent, referralStreamId } from '@loyalty/contracts';
-import { CommandHandler, EventStore, ProjectionRunner, catchUpReadModels, decideOn } from '@loyalty/event-store';
+import { CommandHandler, ReadModels, decideOn } from '@loyalty/event-store';
 import { CommandBus } from '@loyalty/messaging';
-import { AppConfig, deterministicUuid, inTransaction, notFound } from '@loyalty/platform';
+import { deterministicUuid, inTransaction, notFound } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { ReferralState, referralEvolver } from '@loyalty/domain-referral';
 import { applyReferralEvent } from './projections/referral.projection';
 
-/** What the referral service's use cases share: injected once by the module. */
-export class ReferralContext {
-  runner: ProjectionRunner | null = null;
+/**
+ * The referral service's read models (its one runner) under the house's read-your-writes policy:
+ * a catch-up waits for every event committed so far, by any process (orders and codes of other
+ * services: an order the ledger just completed while another transaction is open counts).
+ */
+export class ReferralReadModels extends ReadModels {}
 
-  constructor(
-    readonly config: AppConfig,
-    readonly pool: Pool,
-    readonly store: EventStore,
-    readonly handler: CommandHandler,
-    readonly programs: ProgramStore,
-    readonly bus: CommandBus,
-  ) {}
-
-  async now(tenant: string): Promise<string> { return (await this.programs.now(tenant)).toISOString(); }
-
-  /** A member as the ledger shows it (any accepted id form); 404 for unknown, deleted or anonymised members. */
-  async member(tenant: string, raw: string): Promise<MemberView> {
-    const m = await this.bus.request<MemberView>(PATTERNS.ledger.get, { tenant, id: raw }, raw);
-    if (m.state === 'deleted' || m.state === 'anonymised') throw notFound('member');
-    return m;
-  }
+/** The service's decisions on referral streams, with its own rows updated before each reply. */
+export class ReferralDecisions {
+  constructor(private readonly handler: CommandHandler, private readonly pool: Pool) {}
 
   async load(tenant: string, friendId: string): Promise<ReferralState> {
     return (await this.handler.load(referralStreamId(tenant, friendId), referralEvolver)).state;
@@ -56,12 +45,14 @@ export class ReferralContext {
     }
     return out.state;
   }
-
-  /**
-   * Waits until the read models have applied every event committed so far, by any process (orders
-   * and codes of other services: an order the ledger just completed while another transaction is open counts).
-   */
-  settleHead(): Promise<void> {
-    return catchUpReadModels(this.store, this.runner ? [this.runner] : []);
-  }
 }
+
+/** The programme's clock now (ISO). */
+export const programmeNow = async (programs: ProgramStore, tenant: string): Promise<string> => (await programs.now(tenant)).toISOString();
+
+/** A member as the ledger shows it (any accepted id form); 404 for unknown, deleted or anonymised members. */
+export const ledgerMember = async (bus: CommandBus, tenant: string, raw: string): Promise<MemberView> => {
+  const m = await bus.request<MemberView>(PATTERNS.ledger.get, { tenant, id: raw }, raw);
+  if (m.state === 'deleted' || m.state === 'anonymised') throw notFound('member');
+  return m;
+};
