@@ -83,11 +83,19 @@ export const EventStore002_1764000002000 = sqlMigration('EventStore002_176400000
     `,
 });
 
-const APPEND_SET_V1 = `
+/**
+ * es.append_set's definition. `linear` (EventStore004) joins each event to its append by equality on
+ * the append's index, which the function computes once; without it (EventStore003, as first
+ * written) by the range of the append's event ordinals.
+ */
+const appendSetSql = (linear: boolean): string => `
       create or replace function es.append_set(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
       returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
       language plpgsql as $fn$
-      #variable_conflict use_column
+      #variable_conflict use_column${linear ? `
+      declare
+        -- each event's append (1-based): events are joined to their append by equality, not by a range
+        v_owner int[] := array(select t.i::int from unnest(p_counts) with ordinality as t(n, i), generate_series(1, t.n) order by t.i);` : ''}
       begin
         perform 1 from es.streams s where s.stream_id = any(p_streams) order by s.stream_id for update;
         return query
@@ -97,11 +105,12 @@ const APPEND_SET_V1 = `
         ), cur as (
           select a.*, s.revision as rev from a left join es.streams s on s.stream_id = a.stream
         ), ev as (
-          select e.id, e.type, e.data, e.meta, e.k::int as k
-          from unnest(p_ids, p_types, p_data, p_meta) with ordinality as e(id, type, data, meta, k)
+${linear ? `          select e.id, e.type, e.data, e.meta, e.k::int as k, e.owner as i
+          from unnest(p_ids, p_types, p_data, p_meta, v_owner) with ordinality as e(id, type, data, meta, owner, k)` : `          select e.id, e.type, e.data, e.meta, e.k::int as k
+          from unnest(p_ids, p_types, p_data, p_meta) with ordinality as e(id, type, data, meta, k)`}
         ), found as (
           select cur.i, count(x.event_id)::int as n_found
-          from cur join ev on ev.k > cur.off and ev.k <= cur.off + cur.n
+          from cur join ev on ${linear ? 'ev.i = cur.i' : 'ev.k > cur.off and ev.k <= cur.off + cur.n'}
           left join es.events x on x.stream_id = cur.stream and x.event_id = ev.id
           group by cur.i
         ), decided as (
@@ -114,7 +123,7 @@ const APPEND_SET_V1 = `
         ), ins as (
           insert into es.events as x (stream_id, stream_revision, event_id, type, data, metadata)
           select d.stream, coalesce(d.rev + 1, 0) + (ev.k - d.off) - 1, ev.id, ev.type, ev.data, ev.meta
-          from decided d join ev on ev.k > d.off and ev.k <= d.off + d.n
+          from decided d join ev on ${linear ? 'ev.i = d.i' : 'ev.k > d.off and ev.k <= d.off + d.n'}
           where d.result = 'ok'
           order by ev.k
           returning x.stream_id, x.global_position, x.transaction_id
@@ -142,6 +151,7 @@ const APPEND_SET_V1 = `
       end
       $fn$;
 `;
+const APPEND_SET_V1 = appendSetSql(false);
 
 // Group commit, set-based: the appends of a group (each to a different stream) decided and
 // written with a handful of statements instead of one function call per append. Same rules as
@@ -159,68 +169,7 @@ export const EventStore003_1764000003000 = sqlMigration('EventStore003_176400000
 // and is joined to it by equality. The range join it replaces (event ordinal between an append's
 // offsets) was quadratic in the group and, with the planner's row estimates for it, read es.events
 // whole to look for duplicates: 36 ms a call at 400 appends in the ingest benchmark (issue 7).
-const APPEND_SET_V2 = `
-      create or replace function es.append_set(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
-      returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
-      language plpgsql as $fn$
-      #variable_conflict use_column
-      declare
-        -- each event's append (1-based): events are joined to their append by equality, not by a range
-        v_owner int[] := array(select t.i::int from unnest(p_counts) with ordinality as t(n, i), generate_series(1, t.n) order by t.i);
-      begin
-        perform 1 from es.streams s where s.stream_id = any(p_streams) order by s.stream_id for update;
-        return query
-        with a as (
-          select t.stream, t.expected, t.n, t.i::int as i, (sum(t.n) over (order by t.i) - t.n)::int as off
-          from unnest(p_streams, p_expected, p_counts) with ordinality as t(stream, expected, n, i)
-        ), cur as (
-          select a.*, s.revision as rev from a left join es.streams s on s.stream_id = a.stream
-        ), ev as (
-          select e.id, e.type, e.data, e.meta, e.k::int as k, e.owner as i
-          from unnest(p_ids, p_types, p_data, p_meta, v_owner) with ordinality as e(id, type, data, meta, owner, k)
-        ), found as (
-          select cur.i, count(x.event_id)::int as n_found
-          from cur join ev on ev.i = cur.i
-          left join es.events x on x.stream_id = cur.stream and x.event_id = ev.id
-          group by cur.i
-        ), decided as (
-          select cur.*, case
-              when f.n_found = cur.n then 'duplicate'
-              when f.n_found > 0 or (cur.expected = 'no_stream' and cur.rev is not null)
-                or (cur.expected not in ('no_stream', 'any') and (cur.rev is null or cur.rev <> cur.expected::bigint)) then 'conflict'
-              else 'ok' end as result
-          from cur join found f on f.i = cur.i
-        ), ins as (
-          insert into es.events as x (stream_id, stream_revision, event_id, type, data, metadata)
-          select d.stream, coalesce(d.rev + 1, 0) + (ev.k - d.off) - 1, ev.id, ev.type, ev.data, ev.meta
-          from decided d join ev on ev.i = d.i
-          where d.result = 'ok'
-          order by ev.k
-          returning x.stream_id, x.global_position, x.transaction_id
-        ), written as (
-          select w.stream_id, max(w.global_position) as gp, min(w.transaction_id::text) as tx from ins w group by w.stream_id
-        ), heads as (
-          -- runs to completion although nothing below reads it (a data-modifying WITH always does)
-          insert into es.streams as s (stream_id, revision)
-          select d.stream, coalesce(d.rev + 1, 0) + d.n - 1 from decided d where d.result = 'ok'
-          on conflict (stream_id) do update set revision = excluded.revision
-        )
-        select d.i, d.result, d.rev,
-               case d.result when 'ok' then coalesce(d.rev + 1, 0) + d.n - 1 when 'duplicate' then dup.stream_revision end,
-               case d.result when 'ok' then w.gp when 'duplicate' then dup.global_position end,
-               case d.result when 'ok' then w.tx when 'duplicate' then dup.transaction_id::text end
-        from decided d
-        left join written w on w.stream_id = d.stream and d.result = 'ok'
-        left join lateral (
-          select x.stream_revision, x.global_position, x.transaction_id from es.events x
-          where d.result = 'duplicate' and x.stream_id = d.stream
-            and x.event_id = any(p_ids[d.off + 1 : d.off + d.n])
-          order by x.stream_revision desc limit 1
-        ) dup on true;
-        perform pg_notify('es_appended', '');
-      end
-      $fn$;
-`;
+const APPEND_SET_V2 = appendSetSql(true);
 
 export const EventStore004_1764800000000 = sqlMigration('EventStore004_1764800000000', { up: APPEND_SET_V2, down: APPEND_SET_V1 });
 
