@@ -138,7 +138,11 @@ kafka_write_tools_log4j
 
 # 4. Format the KRaft storage once.
 if [[ ! -f "$KAFKA_DATA_DIR/meta.properties" ]]; then
-  cluster_id="${KAFKA_CLUSTER_ID:-$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')}"
+  cluster_id="${KAFKA_CLUSTER_ID:-}"
+  # a random base64url id, not one starting with '-': kafka-storage reads that as an option (a 1-in-64 draw failed CI)
+  while [[ -z "${KAFKA_CLUSTER_ID:-}" && ( -z "$cluster_id" || "$cluster_id" == -* ) ]]; do
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  done
   kafka_log "formatting KRaft storage in $KAFKA_DATA_DIR (cluster id $cluster_id)"
   kafka_run_class kafka.tools.StorageTool format --ignore-formatted \
     -t "$cluster_id" -c "$KAFKA_SERVER_PROPERTIES" >&2 \
