@@ -90,19 +90,22 @@ export class StartingResponder {
   }
 }
 
+let closingPatched = false;
+
 /**
  * Sets `Connection: close` on every response written once stopping (requests that arrived before
  * the signal included), so keep-alive clients reconnect elsewhere instead of finding a closed socket.
+ * The stopping flag is the process's, so the check sits once on `ServerResponse.prototype.writeHead`
+ * (installed by the first app that asks) rather than in a wrapper made for every request.
  */
-export const closeConnectionsWhenStopping = (app: INestApplication): void => {
-  app.use((_req: unknown, res: ServerResponse, next: () => void) => {
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-      if (lifecycle.stopping && !this.headersSent) this.setHeader('Connection', 'close');
-      return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    } as typeof res.writeHead;
-    next();
-  });
+export const closeConnectionsWhenStopping = (_app: INestApplication): void => {
+  if (closingPatched) return;
+  closingPatched = true;
+  const writeHead = ServerResponse.prototype.writeHead;
+  ServerResponse.prototype.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    if (lifecycle.stopping && !this.headersSent) this.setHeader('Connection', 'close');
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof ServerResponse.prototype.writeHead;
 };
 
 export interface ShutdownOptions {

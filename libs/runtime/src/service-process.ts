@@ -9,6 +9,7 @@ import { metricsMiddleware } from './ops/metrics';
 import { READINESS_CHECKS } from './ops/readiness';
 import { RedactingLogger } from './ops/redacting-logger';
 import { rootLogger, setLogLevel, setLogService } from './ops/logging';
+import { LeanExpressAdapter } from './http/lean-express-adapter';
 import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, keepRunningOnUnhandledRejection, retryWithBackoff } from './lifecycle';
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
@@ -74,7 +75,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   // for as long as it takes (a fresh topology's service once gave up after 60 s).
   await retryWithBackoff(options.name, 'Kafka', () => bus.connect(), (e) => starting.note('broker', e));
   const health = new KafkaHealth(brokers);
-  const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, health, options.modules, options.withOps ?? true), {
+  const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, health, options.modules, options.withOps ?? true), new LeanExpressAdapter(), {
     bodyParser: options.consumes, logger: new RedactingLogger(config.logLevel),
   });
   closeConnectionsWhenStopping(app);
