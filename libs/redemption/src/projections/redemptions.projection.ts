@@ -25,6 +25,10 @@ export class RedemptionsProjection implements Projection {
   private moved = new Set<string>();
 
   async beforeBatch(): Promise<void> {
+    this.reset();
+  }
+
+  private reset(): void {
     this.issued = [];
     this.opened = [];
     this.moves = emptyMoves();
@@ -37,18 +41,13 @@ export class RedemptionsProjection implements Projection {
 
   private async flush(tx: PoolClient): Promise<void> {
     const { issued, opened, moves } = this;
-    this.issued = [];
-    this.opened = [];
-    this.moves = emptyMoves();
-    this.moved.clear();
-    const col = (rows: unknown[][], i: number) => rows.map((r) => r[i]);
-    const cols = (rows: unknown[][], n: number) => Array.from({ length: n }, (_, i) => col(rows, i));
+    this.reset();
     if (issued.length) {
       await tx.query(
         `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
          select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
          on conflict (tenant, id) do nothing`,
-        cols(issued, 11));
+        columnsOf(issued, 11));
     }
     if (opened.length) {
       await tx.query(
@@ -57,7 +56,7 @@ export class RedemptionsProjection implements Projection {
          from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[])
            as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at)
          on conflict (tenant, id) do nothing`,
-        cols(opened, 7));
+        columnsOf(opened, 7));
     }
     // each update moves a row out of the status it names, so replaying an event changes nothing
     for (const kind of MOVE_KINDS) if (moves[kind].length) await moveMany(tx, MOVES[kind], moves[kind]);
@@ -113,6 +112,9 @@ type Moves = Record<keyof typeof MOVES, unknown[][]>;
 const MOVE_KINDS = Object.keys(MOVES) as (keyof typeof MOVES)[];
 const emptyMoves = (): Moves => ({ used: [], restored: [], confirmed: [], released: [] });
 
+/** Rows as `n` column arrays, the parameters of an `unnest(...)`. */
+const columnsOf = (rows: unknown[][], n: number): unknown[][] => Array.from({ length: n }, (_, i) => rows.map((r) => r[i]));
+
 /**
  * Moves rows (tenant, id, new status, then the kind's other columns) out of the kind's `from`
  * status, and only out of it, in one statement. The table and column names are ours, never input.
@@ -124,7 +126,7 @@ const moveMany = async (tx: Pick<PoolClient, 'query'>, kind: MoveKind, rows: unk
     `update redemption.${kind.table} r set ${set}, updated_at = now()
      from unnest(${columns.map((_, i) => `$${i + 1}::text[]`).join(', ')}) as u(${columns.join(', ')})
      where r.tenant = u.tenant and r.id = u.id and r.status = '${kind.from}'`,
-    columns.map((_, i) => rows.map((r) => r[i])));
+    columnsOf(rows, columns.length));
 };
 
 /** Every read model of the redemption service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`). */
