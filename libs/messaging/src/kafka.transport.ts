@@ -1,3 +1,4 @@
+import './kafkajs-idle-fix';
 import { INestMicroservice, Logger } from '@nestjs/common';
 import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, ServerKafka, Transport } from '@nestjs/microservices';
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
