@@ -1,6 +1,6 @@
 import { KAFKAJS_IDLE_FIX_VERSION, kafkajsIdleFixApplied } from './kafkajs-idle-fix';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+ 
 const RequestQueue = require('kafkajs/src/network/requestQueue') as new (o: object) => {
   pending: unknown[];
   inflight: Map<number, unknown>;
@@ -28,7 +28,7 @@ describe('kafkajs idle fix (RequestQueue)', () => {
   afterEach(() => jest.useRealTimers());
 
   it('is applied to the kafkajs this service installs', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+     
     expect(require('kafkajs/package.json').version).toBe(KAFKAJS_IDLE_FIX_VERSION);
     expect(kafkajsIdleFixApplied).toBe(true);
   });

@@ -14,7 +14,7 @@
  * Applied once, on import, and only to the version it was written against: a kafkajs upgrade
  * leaves its own code alone (and `kafkajs-idle-fix.spec.ts` then says so).
  */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+ 
 const { version } = require('kafkajs/package.json') as { version: string };
 
 interface RequestQueueInternals {
@@ -33,7 +33,7 @@ export const KAFKAJS_IDLE_FIX_VERSION = '2.2.4';
 /** Whether the installed kafkajs got the fix (false after an upgrade: re-check upstream before extending the version). */
 export const kafkajsIdleFixApplied: boolean = (() => {
   if (version !== KAFKAJS_IDLE_FIX_VERSION) return false;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+   
   const RequestQueue = require('kafkajs/src/network/requestQueue') as { prototype: RequestQueueInternals };
   RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueueInternals): void {
     if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
