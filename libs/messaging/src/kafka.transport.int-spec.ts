@@ -12,7 +12,7 @@ import {
   OrderedMessage,
 } from './command-bus.contract';
 import { InProcessBus, InProcessServer } from './in-process.transport';
-import { KafkaBus, kafkaServerOptions, kafkaServerReady, kafkaTopicsFor } from './kafka.transport';
+import { KafkaBus, kafkaServerOptions, kafkaServerReady, kafkaTopicsFor, replyTopicOf } from './kafka.transport';
 
 const logger: LogLevel[] = ['error', 'warn'];
 const brokers = kafkaBrokers();
@@ -47,7 +47,7 @@ const startKafka = async () => {
   const stop = async () => {
     await bus.close();
     await app.close();
-    await deleteKafkaTopicsAndGroups(brokers, kafkaTopicsFor(allPatterns(patterns)), [serviceGroup, `${callerId}-client`]);
+    await deleteKafkaTopicsAndGroups(brokers, [...kafkaTopicsFor(allPatterns(patterns)), bus.replyTopic], [serviceGroup, `${callerId}-client`]);
   };
   return { bus, app, patterns, recorder, run, stop };
 };
@@ -99,7 +99,7 @@ describe('KafkaBus specifics', () => {
       expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
     } finally {
       await bus.close();
-      await deleteKafkaTopicsAndGroups(brokers, kafkaTopicsFor([lonely]), [`${h.run}-impatient-client`]);
+      await deleteKafkaTopicsAndGroups(brokers, [...kafkaTopicsFor([lonely]), bus.replyTopic], [`${h.run}-impatient-client`]);
     }
   });
 
@@ -141,7 +141,7 @@ describe('KafkaBus specifics', () => {
       expect((e as ProblemError).problem.slug).toBe('unavailable');
     } finally {
       await Promise.all([drained.close(0), cut.close(0)]);
-      await deleteKafkaTopicsAndGroups(brokers, [], [`${h.run}-drained-client`, `${h.run}-cut-client`]);
+      await deleteKafkaTopicsAndGroups(brokers, [drained.replyTopic, cut.replyTopic], [`${h.run}-drained-client`, `${h.run}-cut-client`]);
     }
   });
 
@@ -158,7 +158,7 @@ describe('KafkaBus specifics', () => {
       expect(await Promise.all(calls)).toEqual(Array.from({ length: 40 }, (_, i) => ({ i })));
     } finally {
       await Promise.all([a.close(), b.close()]);
-      await deleteKafkaTopicsAndGroups(brokers, [], [`${h.run}-gateway-client`]);
+      await deleteKafkaTopicsAndGroups(brokers, [replyTopicOf(`${h.run}-gateway`)], [`${h.run}-gateway-client`]);
     }
   });
 
@@ -171,7 +171,7 @@ describe('KafkaBus specifics', () => {
       await expect(b.connect()).rejects.toThrow(/more members than reply partitions/);
     } finally {
       await Promise.all([a.close(), b.close()]);
-      await deleteKafkaTopicsAndGroups(brokers, kafkaTopicsFor([pattern]), [`${h.run}-narrow-client`]);
+      await deleteKafkaTopicsAndGroups(brokers, [...kafkaTopicsFor([pattern]), a.replyTopic], [`${h.run}-narrow-client`]);
     }
   });
 

@@ -8,6 +8,7 @@ import {
   KafkaBus,
   kafkaServerOptions,
   kafkaTopicsFor,
+  replyTopicOf,
   OrderedSendQueue,
   TopicCreatingServerKafka,
 } from './kafka.transport';
@@ -88,8 +89,11 @@ describe('kafkaServerOptions', () => {
 });
 
 describe('KafkaBus without a broker', () => {
-  it('names request and reply topics', () => {
-    expect(kafkaTopicsFor(['a.b', 'a.b', 'c'])).toEqual(['a.b', 'a.b.reply', 'c', 'c.reply']);
+  it('names request topics by pattern, and one reply topic per caller for all of them', () => {
+    expect(kafkaTopicsFor(['a.b', 'a.b', 'c'])).toEqual(['a.b', 'c']);
+    expect(new KafkaBus(['127.0.0.1:1'], 'loyalty-gateway-42', ['a.b', 'c']).replyTopic).toBe('loyalty-gateway-42.replies');
+    expect(new KafkaBus(['127.0.0.1:1'], 'loyalty-gateway-42', ['a.b'], { groupId: 'gw' }).replyTopic).toBe('gw.replies');
+    expect(new KafkaBus(['127.0.0.1:1'], 'loyalty-gateway-42', ['a.b'], { replyTopic: replyTopicOf('loyalty-gateway') }).replyTopic).toBe('loyalty-gateway.replies');
   });
 
   it('refuses a pattern it was not built with, before touching Kafka', async () => {

@@ -11,7 +11,8 @@ import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
 /**
  * Kafka transport (distributed mode): services host their @MessagePattern handlers in a Nest
  * microservice built from `kafkaServerOptions`; the gateway (or any caller) talks to them through
- * `KafkaBus`. Topic = pattern, replies on `<pattern>.reply`, partition key = member or order.
+ * `KafkaBus`. Topic = pattern, partition key = member or order; each caller gets its replies on a
+ * topic of its own (`<caller>.replies`, see KafkaBus).
  *
  * Wire format: the request value is `JSON.stringify(payload ?? null)` and the server parses it
  * back with `JsonKafkaRequestDeserializer`, so a handler receives exactly what the in-process
@@ -66,9 +67,11 @@ const requestLog = new Logger('KafkaServer');
 /** The Java client's murmur2 partitioner: the same key lands on the same partition as from any Kafka client. */
 const producerConfig = { createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true };
 
-/** Request topics are the patterns; Nest replies on `<pattern>.reply`. */
-export const kafkaTopicsFor = (patterns: readonly string[]): string[] =>
-  [...new Set(patterns.flatMap((p) => [p, `${p}.reply`]))];
+/** Request topics are the patterns. */
+export const kafkaTopicsFor = (patterns: readonly string[]): string[] => [...new Set(patterns)];
+
+/** The topic a caller's replies come on, from every service it calls: `<caller>.replies` (KafkaBus' `replyTopic`). */
+export const replyTopicOf = (caller: string): string => `${caller}.replies`;
 
 /** Parses every request value as JSON (falls back to the raw string for non-JSON producers). */
 export class JsonKafkaRequestDeserializer implements ConsumerDeserializer {
@@ -143,9 +146,8 @@ export class TopicCreatingServerKafka extends ServerKafka {
   }
 
   override async bindEvents(consumer: Consumer): Promise<void> {
-    const topics = [...this.messageHandlers.entries()].flatMap(([pattern, handler]) =>
-      handler.isEventHandler ? [pattern] : [pattern, `${pattern}.reply`],
-    );
+    // request topics only: replies go to the topic each request names (the caller creates it)
+    const topics = [...this.messageHandlers.keys()];
     // a slow fresh broker may take minutes to serve its new topics: a service waits (readyz 503), never exits
     await ensureKafkaTopics(this.topicBrokers, topics, this.topicSettings, Number.POSITIVE_INFINITY);
     await super.bindEvents(consumer);
@@ -400,8 +402,13 @@ export class OrderedSendQueue {
  * owner when kafkajs gives up on the reply consumer (CRASH with `restart: false`).
  */
 class OrderedClientKafka extends ClientKafka {
-  constructor(options: ConstructorParameters<typeof ClientKafka>[0], private readonly onConsumerLost: (error: Error) => void) {
+  constructor(options: ConstructorParameters<typeof ClientKafka>[0], private readonly replyTopic: string, private readonly onConsumerLost: (error: Error) => void) {
     super(options);
+  }
+
+  /** Every pattern's replies come on the caller's one reply topic (Nest: `<pattern>.reply` each). */
+  override getResponsePatternName(): string {
+    return this.replyTopic;
   }
 
   protected override registerConsumerEventListeners(): void {
@@ -432,17 +439,28 @@ export interface KafkaBusOptions extends KafkaTopicSettings {
   groupId?: string;
   /** How long `connect()` waits for the reply consumer to be fetching. Default 15 s. */
   readyTimeoutMs?: number;
+  /** The reply topic; default `<groupId>.replies`. Callers in reply groups of their own (one per process) share one by naming it. */
+  replyTopic?: string;
+  /** Partitions of the reply topic when this caller creates it (default `partitions`): one per caller replica that shares the reply group. */
+  replyPartitions?: number;
 }
 
 /**
- * CommandBus over Kafka with Nest's ClientKafka. Subscribes to `<pattern>.reply` for every pattern
- * it is built with (before connecting, as ClientKafka requires); `connect()` creates the request and
- * reply topics, joins the reply group and waits until replies can actually be received.
+ * CommandBus over Kafka with Nest's ClientKafka. Every reply to this caller, whatever the pattern,
+ * comes on one topic of its own, `replyTopic` (`<group>.replies`): Nest's default, a `<pattern>.reply`
+ * topic per pattern, had the gateway fetch 54 topics of 16 partitions each (and read the replies
+ * meant for every other caller of those patterns) on every fetch, which made kafkajs the gateway's
+ * largest CPU cost and multiplied the broker's work per fetch. The pattern still names the request
+ * topic; the reply topic and partition travel in each request's headers, as Nest's servers expect.
+ * `connect()` creates the request and reply topics, joins the reply group and waits until replies
+ * can actually be received.
  */
 export class KafkaBus extends CommandBus {
   private readonly logger = new Logger('KafkaBus');
   private readonly client: OrderedClientKafka;
   private readonly patterns: ReadonlySet<string>;
+  /** The one topic this caller's replies come on. */
+  readonly replyTopic: string;
   private readonly timeoutMs: number;
   private readonly closing$ = new Subject<void>();
   private connecting: Promise<void> | null = null;
@@ -460,15 +478,16 @@ export class KafkaBus extends CommandBus {
     super();
     this.patterns = new Set(patterns);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.replyTopic = options.replyTopic ?? replyTopicOf(options.groupId ?? clientId);
     this.client = new OrderedClientKafka({
       client: clientConfig(clientId, brokers),
       consumer: { groupId: options.groupId ?? clientId, ...lowLatencyConsumer },
       producer: producerConfig,
       // no request patterns: nothing to hear back, so no reply consumer (and no idle fetching)
       producerOnlyMode: this.patterns.size === 0,
-    }, (error) => this.reconnect(error));
-    // ClientKafka only subscribes to reply topics registered before it connects.
-    for (const pattern of this.patterns) this.client.subscribeToResponseOf(pattern);
+    }, this.replyTopic, (error) => this.reconnect(error));
+    // ClientKafka only subscribes to reply topics registered before it connects (one for all patterns).
+    if (this.patterns.size > 0) this.client.subscribeToResponseOf(this.replyTopic);
   }
 
   /** Idempotent; a failed attempt is forgotten, so calling it again retries. */
@@ -600,15 +619,16 @@ export class KafkaBus extends CommandBus {
 
   private async doConnect(): Promise<void> {
     await ensureKafkaTopics(this.brokers, kafkaTopicsFor([...this.patterns]), this.options);
+    if (this.patterns.size > 0) {
+      await ensureKafkaTopics(this.brokers, [this.replyTopic], { ...this.options, partitions: this.options.replyPartitions ?? this.options.partitions });
+    }
     await this.client.connect();
     if (this.patterns.size === 0) return;
     // Nest replies to the lowest reply partition this member owns; owning none means more members
     // in the reply group than partitions.
-    const assigned = this.client.getConsumerAssignments();
-    const orphaned = [...this.patterns].map((p) => `${p}.reply`).filter((t) => assigned[t] === undefined);
-    if (orphaned.length > 0) {
+    if (this.client.getConsumerAssignments()[this.replyTopic] === undefined) {
       throw new Error(
-        `KafkaBus ${this.clientId} got no partition of ${orphaned.join(', ')}: the reply group has more members than ` +
+        `KafkaBus ${this.clientId} got no partition of ${this.replyTopic}: the reply group has more members than ` +
           'reply partitions (one partition per caller replica is needed)',
       );
     }

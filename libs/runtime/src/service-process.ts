@@ -1,6 +1,6 @@
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { KafkaBus, KafkaHealth, kafkaServerOptions, kafkaServerReady } from '@loyalty/messaging';
+import { KafkaBus, KafkaHealth, kafkaServerOptions, kafkaServerReady, replyTopicOf } from '@loyalty/messaging';
 import { AppConfig, METRICS, MigrationClass, loadConfig, onScrape, registerOwnPort } from '@loyalty/platform';
 import { PATTERNS } from '@loyalty/contracts';
 import { openRuntime, RuntimeModule } from './runtime.module';
@@ -69,7 +69,12 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   // LOYALTY_BUS_TIMEOUT_MS: how long a request waits for its reply before failing 503 'unavailable' (default 30 s)
   const timeoutMs = process.env.LOYALTY_BUS_TIMEOUT_MS ? Number(process.env.LOYALTY_BUS_TIMEOUT_MS) : undefined;
   if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) throw new Error(`LOYALTY_BUS_TIMEOUT_MS must be a positive integer, got ${process.env.LOYALTY_BUS_TIMEOUT_MS}`);
-  const bus = new KafkaBus(brokers, `loyalty-${options.name}-${process.pid}`, [...(options.requests ?? ALL_PATTERNS)], { partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs });
+  // Replies: a reply group per process (it owns every partition of its reply topic and is answered
+  // on the lowest), and one reply topic per kind of process, of one partition: the replicas of a kind
+  // share it (each skips the others' replies), and a restart, a new group, starts at its end.
+  const bus = new KafkaBus(brokers, `loyalty-${options.name}-${process.pid}`, [...(options.requests ?? ALL_PATTERNS)], {
+    partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs, replyTopic: replyTopicOf(`loyalty-${options.name}`), replyPartitions: 1,
+  });
   // A broker that has just started answers 'group coordinator not available' for a while (its
   // offsets topic is being created); a failed connect is forgotten, so keep trying, with backoff,
   // for as long as it takes (a fresh topology's service once gave up after 60 s).
