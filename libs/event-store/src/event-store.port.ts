@@ -63,6 +63,12 @@ export interface SubscribeOptions {
   filter?: SubscriptionFilter;
   /** Called with batches in global order; the subscription waits for each call to finish. */
   onEvents: (events: RecordedEvent[]) => Promise<void>;
+  /**
+   * Filtered subscriptions of a store that has `reportsSkipped`: every event up to `to` (inclusive)
+   * that the filter lets through has been delivered, so a reader may count itself at `to` although
+   * the events in between were not sent to it. Called between batches, never during one.
+   */
+  onSkipped?: (to: Position) => void;
   onError?: (e: unknown) => void;
   batchSize?: number;
   /**
@@ -100,6 +106,8 @@ export interface EventStore {
   committedHead?(): Promise<Position>;
   /** Optional: wakes this process's subscriptions now (an in-process hint after a local append). */
   poke?(): void;
+  /** True when a filtered subscription reports how far it has read past the events it filtered out (SubscribeOptions.onSkipped). */
+  readonly reportsSkipped?: boolean;
   close(): Promise<void>;
 }
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, eventually, sleep } from '@loyalty/testing';
 import { runEventStoreContract } from './event-store.contract';
-import { RecordedEvent, START } from './event-store.port';
+import { RecordedEvent, START, comparePositions } from './event-store.port';
 import { EVENT_STORE_MIGRATIONS, PostgresEventStore } from './postgres.event-store';
-import { PROJECTION_MIGRATIONS } from './projection-runner';
+import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
 
 runEventStoreContract('PostgreSQL', async () => {
   const db = await createTestDatabase('es_contract', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS] });
@@ -66,6 +66,95 @@ describe('PostgresEventStore specifics', () => {
     } finally {
       await store.close();
       await writer.close();
+      await db.drop();
+    }
+  });
+});
+
+describe('PostgresEventStore: filtered subscriptions read only what they take and report how far they looked', () => {
+  const mine = (n: number) => ({ id: randomUUID(), type: 'Mine', data: { n } });
+  const other = (n: number) => ({ id: randomUUID(), type: 'Other', data: { n } });
+
+  /** Appends `count` rounds of one matching event between two others, each in its own append; returns the matching events' numbers in order and the last position. */
+  const seed = async (store: PostgresEventStore, count: number) => {
+    let last = START;
+    for (let i = 0; i < count; i++) {
+      await store.append(`x-${i}`, [other(i)], 'any');
+      await store.append(`m-${i}`, [mine(i)], 'any');
+      last = (await store.append(`y-${i}`, [other(i)], 'any')).position;
+    }
+    return { wanted: Array.from({ length: count }, (_, i) => i), last };
+  };
+
+  const follow = (store: PostgresEventStore, batchSize: number) => {
+    const seen: RecordedEvent[] = [];
+    const skips: RecordedEvent['position'][] = [];
+    const sub = store.subscribe({
+      from: START, batchSize, filter: { eventTypes: ['Mine'] },
+      onEvents: async (e) => { seen.push(...e); },
+      onSkipped: (to) => { skips.push(to); },
+    });
+    return { seen, skips, sub };
+  };
+
+  it('delivers every matching event in order across small pages, and moves to the last event of the store although it does not match', async () => {
+    const db = await createTestDatabase('es_filtered', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    try {
+      expect(store.reportsSkipped).toBe(true);
+      const { wanted, last } = await seed(store, 7);
+      const f = follow(store, 2); // pages of two: the horizon may only be used by a page that is not full
+      await eventually(() => expect(f.skips.some((p) => comparePositions(p, last) === 0)).toBe(true));
+      await f.sub.stop();
+      expect(f.seen.map((e) => e.type)).toEqual(wanted.map(() => 'Mine'));
+      expect(f.seen.map((e) => (e.data as { n: number }).n)).toEqual(wanted);
+      // skips only ever move forward, and never past a matching event that was not yet delivered
+      for (let i = 1; i < f.skips.length; i++) expect(comparePositions(f.skips[i], f.skips[i - 1])).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+
+  it('served from the run of recent events that an unfiltered reader of the same store keeps, the result is the same', async () => {
+    const db = await createTestDatabase('es_filtered_recent', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    try {
+      const { wanted, last } = await seed(store, 5);
+      const everything: RecordedEvent[] = [];
+      const all = store.subscribe({ from: START, onEvents: async (e) => { everything.push(...e); } });
+      await eventually(() => expect(everything).toHaveLength(15));
+      const f = follow(store, 2);
+      await eventually(() => expect(f.skips.some((p) => comparePositions(p, last) === 0)).toBe(true));
+      await Promise.all([all.stop(), f.sub.stop()]);
+      expect(f.seen.map((e) => (e.data as { n: number }).n)).toEqual(wanted);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+
+  it('a ProjectionRunner of one filtered projection releases a waiter for an event it does not take, and writes nothing for it', async () => {
+    const db = await createTestDatabase('es_filtered_runner', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS] });
+    const store = new PostgresEventStore(db.pool, 60_000); // only NOTIFY and pokes wake it
+    const applied: RecordedEvent[] = [];
+    const runner = new ProjectionRunner(store, db.pool, {
+      name: 'mine', tables: [], filter: { eventTypes: ['Mine'] },
+      async apply(_tx, e) { applied.push(e); },
+    });
+    const subscribe = jest.spyOn(store, 'subscribe');
+    try {
+      await runner.start();
+      // the store is asked for the projection's events only, and to report what it skips
+      expect(subscribe.mock.calls[0][0].filter).toEqual({ eventTypes: ['Mine'] });
+      expect(subscribe.mock.calls[0][0].onSkipped).toEqual(expect.any(Function));
+      const { wanted, last } = await seed(store, 3);
+      await runner.waitFor(last, 5_000); // the last event is an `Other`: the skip must release the waiter
+      expect(applied.map((e) => (e.data as { n: number }).n)).toEqual(wanted);
+      expect(comparePositions(runner.checkpoint, last)).toBeGreaterThanOrEqual(0);
+    } finally {
+      await runner.stop();
+      await store.close();
       await db.drop();
     }
   });

@@ -2,7 +2,7 @@ import { Pool, PoolClient } from 'pg';
 import { MigrationClass, sqlMigration } from '@loyalty/platform';
 import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
-  Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions,
+  Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions, matchesFilter,
 } from './event-store.port';
 import { GroupCommitter, GroupOutcome } from './group-commit';
 
@@ -430,18 +430,28 @@ export class PostgresEventStore implements EventStore {
     return (await this.readPage(after, maxCount, filter)).events;
   }
 
+  readonly reportsSkipped = true;
+
   /**
    * The visible events after `after` (below the watermark, in global order), and whether committed
    * events wait above the watermark when none is visible (`held`: an older transaction is still open).
+   * A filtered read also says how far it has looked (`horizon`) when it found every matching event
+   * up to there: the reader may move past the events the filter left out.
    */
-  private async readPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<{ events: RecordedEvent[]; held: boolean }> {
+  private async readPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<Page> {
     const unfiltered = !filter?.streamPrefixes?.length && !filter?.eventTypes?.length;
-    if (unfiltered) {
-      const page = this.recent;
-      if (page && page.events.length && comparePositions(after, page.from) >= 0) {
-        // `after` is inside the page (or at its start): what follows it there, if anything
-        const i = comparePositions(after, page.from) === 0 ? 0 : indexAfter(page.events, after);
-        if (i >= 0 && i < page.events.length) return { events: page.events.slice(i, i + maxCount), held: false };
+    const page = this.recent;
+    if (page && page.events.length && comparePositions(after, page.from) >= 0) {
+      // `after` is inside the page (or at its start): what follows it there, if anything
+      const i = comparePositions(after, page.from) === 0 ? 0 : indexAfter(page.events, after);
+      if (i >= 0 && i < page.events.length) {
+        if (unfiltered) return { events: page.events.slice(i, i + maxCount), held: false };
+        // the run is gap-free: its matching events, and its end as the horizon when all of them fit
+        const events: RecordedEvent[] = [];
+        let k = i;
+        for (; k < page.events.length && events.length < maxCount; k++) if (matchesFilter(page.events[k], filter)) events.push(page.events[k]);
+        const complete = k === page.events.length || events.length < maxCount;
+        return { events, held: false, horizon: complete ? page.events[page.events.length - 1].position : undefined, recent: true };
       }
     }
     if (unfiltered) {
@@ -462,8 +472,9 @@ export class PostgresEventStore implements EventStore {
     return this.queryPage(after, maxCount, filter);
   }
 
-  private async queryPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<{ events: RecordedEvent[]; held: boolean }> {
+  private async queryPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<Page> {
     const unfiltered = !filter?.streamPrefixes?.length && !filter?.eventTypes?.length;
+    if (!unfiltered) return this.queryFilteredPage(after, maxCount, filter);
     // One query answers both: rows are in transaction-id order, so the visible ones (below the
     // watermark) come first; a first row that is not visible means events are held above it.
     const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
@@ -477,8 +488,43 @@ export class PostgresEventStore implements EventStore {
       if (!r.visible) break;
       events.push(toRecorded(r));
     }
-    if (unfiltered && events.length) this.rememberPage(after, events);
+    if (events.length) this.rememberPage(after, events);
     return { events, held: events.length === 0 && rows.length > 0 };
+  }
+
+  /**
+   * The matching events after `after`, and the newest visible event of the store as the horizon, in
+   * ONE statement (one snapshot, one watermark): when the page holds every matching event up to the
+   * watermark (fewer rows than asked, or it reached a row above the watermark), nothing between the
+   * last of them and the horizon matches, so the reader may move to the horizon. Only matching rows
+   * are sent: a service whose read model takes a few kinds of events no longer receives and decodes
+   * every event of the store (distributed mode: each process reads the store for itself).
+   */
+  private async queryFilteredPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<Page> {
+    const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
+    const { rows } = await this.pool.query<Partial<Row> & { visible: boolean | null; h_tx: string | null; h_gp: string | null }>(
+      `with w as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+       h as (select x.transaction_id::text as h_tx, x.global_position as h_gp from es.events x, w
+             where x.transaction_id < w.xmin order by x.transaction_id desc, x.global_position desc limit 1)
+       select p.*, h.h_tx, h.h_gp from (select 1) one
+       left join h on true
+       left join lateral (
+         select es.events.*, es.events.transaction_id < w.xmin as visible from es.events, w
+         where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+           ${filterSql(filter, params)}
+         order by transaction_id, global_position limit $3
+       ) p on true`, params);
+    const found = rows.filter((r) => r.stream_id !== null && r.stream_id !== undefined);
+    const events: RecordedEvent[] = [];
+    let heldRow = false;
+    for (const r of found) {
+      if (!r.visible) { heldRow = true; break; }
+      events.push(toRecorded(r as Row));
+    }
+    const h = rows[0];
+    const complete = found.length < maxCount || heldRow;
+    const horizon = complete && h?.h_tx != null && h.h_gp != null ? { commit: BigInt(h.h_tx), prepare: BigInt(h.h_gp) } : undefined;
+    return { events, held: events.length === 0 && found.length > 0, horizon };
   }
 
   /** Extends the run of recent events with a page read from where it ends; a newer page starts a new run; an older one leaves it. */
@@ -566,8 +612,15 @@ export class PostgresEventStore implements EventStore {
             atTail = events.length < batchSize;
             await options.onEvents(events);
             position = events[events.length - 1].position;
-            continue;
           }
+          // every matching event up to the horizon was delivered: move past the ones filtered out
+          if (page.horizon && options.onSkipped && comparePositions(page.horizon, position) > 0) {
+            position = page.horizon;
+            options.onSkipped(position);
+            // the end of the recent run is not the end of the store: read on
+            if (page.recent) continue;
+          }
+          if (events.length) continue;
           // Committed events can sit above the watermark while any older transaction (in any database of the
           // cluster) is still open; no NOTIFY follows when it ends, so look again soon rather than after pollMs.
           held = page.held ? held + 1 : 0;
@@ -649,6 +702,9 @@ export class PostgresEventStore implements EventStore {
     }
   }
 }
+
+/** A page of a global read: its events, whether events wait above the watermark, and (filtered reads) how far it looked. */
+interface Page { events: RecordedEvent[]; held: boolean; horizon?: Position; recent?: boolean }
 
 /** The index of the first event after `p` when `p` is the position of an event of the page; -1 otherwise. */
 const indexAfter = (events: RecordedEvent[], p: Position): number => {

@@ -101,10 +101,18 @@ export class ProjectionRunner {
       return r ? { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } : START;
     });
     this.position = earliest(positions);
+    // A runner of one filtered projection reads only the events it takes when the store reports how
+    // far it has looked past the others (onSkipped): the runner's position must move past events
+    // the projection ignores, or a waiter for such an event's position would never be released.
+    // Several projections read everything (their filters do not combine into one), and so does a
+    // store that cannot report skips. Skips are not written to the checkpoint: after a restart the
+    // same events are skipped again, for the price of a read.
+    const only = this.projections.length === 1 ? this.projections[0] : null;
+    const filter = only?.filter && this.store.reportsSkipped ? only.filter : undefined;
     this.sub = this.store.subscribe({
       from: this.position,
-      // No store-side filter: the checkpoint must move past events this projection ignores, or a
-      // waiter for such an event's position would never be released.
+      filter,
+      onSkipped: filter ? (to) => this.skipped(to) : undefined,
       onEvents: (events) => this.applyBatch(events),
       onError: (e) => { this.lastError = e; },
       // Projections write set-based at the end of each batch (afterBatch), so even a large batch is a
@@ -139,6 +147,19 @@ export class ProjectionRunner {
       this.waiters.push({ target, resolve: done });
       this.sub?.hurry?.();
     });
+  }
+
+  /** The store read past events the projection does not take, up to `to`: nothing to apply, waiters up to there are released. */
+  private skipped(to: Position): void {
+    if (comparePositions(to, this.position) <= 0) return;
+    this.position = to;
+    this.releaseReady();
+  }
+
+  private releaseReady(): void {
+    const ready = this.waiters.filter((w) => comparePositions(this.position, w.target) >= 0);
+    this.waiters = this.waiters.filter((w) => comparePositions(this.position, w.target) < 0);
+    for (const w of ready) w.resolve();
   }
 
   /** Empties the projection's tables and checkpoint, then replays the whole store into them. */
@@ -210,8 +231,6 @@ export class ProjectionRunner {
     } finally {
       client.release();
     }
-    const ready = this.waiters.filter((w) => comparePositions(this.position, w.target) >= 0);
-    this.waiters = this.waiters.filter((w) => comparePositions(this.position, w.target) < 0);
-    for (const w of ready) w.resolve();
+    this.releaseReady();
   }
 }
