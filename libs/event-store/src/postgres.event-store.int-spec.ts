@@ -152,6 +152,11 @@ describe('PostgresEventStore: filtered subscriptions read only what they take an
       await runner.waitFor(last, 5_000); // the last event is an `Other`: the skip must release the waiter
       expect(applied.map((e) => (e.data as { n: number }).n)).toEqual(wanted);
       expect(comparePositions(runner.checkpoint, last)).toBeGreaterThanOrEqual(0);
+      // the stored checkpoint follows the skip too (within about a second), for whoever reads it
+      await eventually(async () => {
+        const { rows } = await db.pool.query<{ commit_pos: string; prepare_pos: string }>("select commit_pos, prepare_pos from es.checkpoints where name = 'mine'");
+        expect(rows[0]).toEqual({ commit_pos: last.commit.toString(), prepare_pos: last.prepare.toString() });
+      }, { timeoutMs: 5_000 });
     } finally {
       await runner.stop();
       await store.close();

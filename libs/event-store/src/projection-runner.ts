@@ -38,6 +38,9 @@ const LINGER_MS = Math.max(0, Number(process.env.LOYALTY_PROJECTION_LINGER_MS ??
 
 const earliest = (ps: Position[]): Position => ps.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
 
+/** How long a runner that skipped events waits before writing its checkpoint past them (ms): at most one write a second, however often it skips. */
+const SKIP_CHECKPOINT_MS = 1_000;
+
 /**
  * Runs one or more projections (a service's read models) from their checkpoints: each batch of
  * events, applied to every projection, and the new checkpoints are written in ONE transaction, so
@@ -106,7 +109,8 @@ export class ProjectionRunner {
     // the projection ignores, or a waiter for such an event's position would never be released.
     // Several projections read everything (their filters do not combine into one), and so does a
     // store that cannot report skips. Skips are not written to the checkpoint: after a restart the
-    // same events are skipped again, for the price of a read.
+    // same events are skipped again, for the price of a read. Skips reach the checkpoint at most once
+    // a second (its row says how far the read model is, for whoever looks: operators, the rebuild).
     const only = this.projections.length === 1 ? this.projections[0] : null;
     const filter = only?.filter && this.store.reportsSkipped ? only.filter : undefined;
     this.sub = this.store.subscribe({
@@ -129,6 +133,7 @@ export class ProjectionRunner {
     ProjectionRunner.running.delete(this);
     await this.sub?.stop();
     this.sub = null;
+    await this.writeSkip();
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
   }
@@ -154,6 +159,35 @@ export class ProjectionRunner {
     if (comparePositions(to, this.position) <= 0) return;
     this.position = to;
     this.releaseReady();
+    this.skipTo = to;
+    if (!this.skipTimer) {
+      this.skipTimer = setTimeout(() => void this.writeSkip(), SKIP_CHECKPOINT_MS);
+      this.skipTimer.unref();
+    }
+  }
+
+  /** A skip not yet in the checkpoint, its timer, and the write under way. */
+  private skipTo: Position | null = null;
+  private skipTimer: NodeJS.Timeout | null = null;
+  private skipWrite: Promise<void> = Promise.resolve();
+
+  /**
+   * Moves the checkpoint forward to the last skip (never back: a batch or a replica may be further;
+   * the row is locked by a batch being applied, so this waits for it). Best effort: a failure leaves
+   * the next batch or skip to move it.
+   */
+  private writeSkip(): Promise<void> {
+    if (this.skipTimer) clearTimeout(this.skipTimer);
+    this.skipTimer = null;
+    const to = this.skipTo;
+    this.skipTo = null;
+    if (!to) return this.skipWrite;
+    this.skipWrite = this.skipWrite.then(() => this.pool.query(
+      `insert into es.checkpoints as c (name, commit_pos, prepare_pos) select n, $2, $3 from unnest($1::text[]) as t(n) order by n
+       on conflict (name) do update set commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos, updated_at = now()
+       where (c.commit_pos::numeric, c.prepare_pos::numeric) < (excluded.commit_pos::numeric, excluded.prepare_pos::numeric)`,
+      [[...this.names].sort(), to.commit.toString(), to.prepare.toString()]).then(() => undefined, () => undefined));
+    return this.skipWrite;
   }
 
   private releaseReady(): void {
@@ -167,6 +201,11 @@ export class ProjectionRunner {
     // Not stop(): that releases waiters, and the rows they wait for are about to be emptied and replayed.
     await this.sub?.stop();
     this.sub = null;
+    // a skip not yet written must not land after the checkpoints are deleted (the replay would start there)
+    if (this.skipTimer) clearTimeout(this.skipTimer);
+    this.skipTimer = null;
+    this.skipTo = null;
+    await this.skipWrite;
     const client = await this.pool.connect();
     try {
       await client.query('begin');
