@@ -108,9 +108,8 @@ export class ProjectionRunner {
     // far it has looked past the others (onSkipped): the runner's position must move past events
     // the projection ignores, or a waiter for such an event's position would never be released.
     // Several projections read everything (their filters do not combine into one), and so does a
-    // store that cannot report skips. Skips are not written to the checkpoint: after a restart the
-    // same events are skipped again, for the price of a read. Skips reach the checkpoint at most once
-    // a second (its row says how far the read model is, for whoever looks: operators, the rebuild).
+    // store that cannot report skips. Skips reach the stored checkpoint at most once a second (its
+    // row says how far the read model is, for whoever looks: operators, the rebuild).
     const only = this.projections.length === 1 ? this.projections[0] : null;
     const filter = only?.filter && this.store.reportsSkipped ? only.filter : undefined;
     this.sub = this.store.subscribe({
