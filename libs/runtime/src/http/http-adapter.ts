@@ -1,0 +1,82 @@
+import { parse as parseQuery } from 'node:querystring';
+import type { Server } from 'node:http';
+import type { INestApplication } from '@nestjs/common';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** Per app: who answers a URL Fastify's router refuses (see onFrameworkError). */
+const frameworkErrors = new WeakMap<FastifyInstance, (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void>();
+
+/**
+ * The HTTP adapter of every process: Nest on Fastify (decisions §HTTP adapter; it replaced
+ * Express, whose routing and response path cost about 0.1 ms of CPU per request). Configured so
+ * that what a client sees is what the Express app answered:
+ * - paths match case-insensitively, with or without one trailing slash (Express's defaults), and a
+ *   path parameter may be of any length (Fastify's default stops at 100 characters);
+ * - the query string is parsed by Node's querystring (Express 5's "simple" parser): a repeated key
+ *   is an array, `a[b]` is a key named `a[b]`, `;` is part of a value;
+ * - keep-alive and request timeouts are Node's defaults (Fastify's are 72 s and none);
+ * - a request in flight while the app closes is answered, never a 503 (Express never refused one);
+ * - no Fastify logger (our own logger writes the access log), no Fastify `clientError` answer (the
+ *   gateway writes its own; other processes get Node's, as with Express).
+ * Bodies are read by the gateway (configure-http.ts); a service process takes JSON only.
+ */
+export const createHttpAdapter = (): FastifyAdapter => {
+  const adapter = new FastifyAdapter({
+    logger: false,
+    trustProxy: false,
+    return503OnClosing: false,
+    keepAliveTimeout: 5_000,
+    requestTimeout: 300_000,
+    connectionTimeout: 0,
+    exposeHeadRoutes: true,
+    routerOptions: {
+      caseSensitive: false,
+      ignoreTrailingSlash: true,
+      ignoreDuplicateSlashes: false,
+      maxParamLength: 65_536,
+      querystringParser: expressQuery,
+    },
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const handler = frameworkErrors.get(adapter.getInstance());
+      if (handler) return handler(error, request, reply);
+      // no route can take a URL that does not decode: what Express's router answered (no route)
+      return reply.callNotFound();
+    },
+    // Nest's middleware (middie) is not used: the HTTP edge is written as Fastify hooks
+    skipMiddie: true,
+  } as ConstructorParameters<typeof FastifyAdapter>[0]) as FastifyAdapter;
+  // Fastify answers unparsable HTTP with its own JSON; without a listener Node answers as it did under Express
+  (adapter.getInstance().server as Server).removeAllListeners('clientError');
+  return adapter;
+};
+
+/** The Fastify instance under a Nest app made with createHttpAdapter. */
+export const fastifyOf = (app: INestApplication): FastifyInstance => app.getHttpAdapter().getInstance() as FastifyInstance;
+
+
+/** Who answers a URL Fastify's router refuses (a path that does not percent-decode): the gateway sets its problem answer. */
+export const onFrameworkError = (app: INestApplication, handler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void): void => {
+  frameworkErrors.set(fastifyOf(app), handler);
+};
+
+/** Express 5's "simple" query parser (Node's querystring); a fragment, which Express's URL parsing dropped, is not part of the query. */
+const expressQuery = (query: string): Record<string, unknown> => {
+  const hash = query.indexOf('#');
+  return parseQuery(hash < 0 ? query : query.slice(0, hash));
+};
+
+/** `req.path` as Express computed it: the request target's path, before any `?` or `#`, not decoded. */
+export const pathOf = (req: { raw: { url?: string } } | { url?: string }): string => {
+  const url = ('raw' in req ? req.raw.url : req.url) ?? '/';
+  let end = url.length;
+  const q = url.indexOf('?');
+  if (q >= 0) end = q;
+  const h = url.indexOf('#');
+  if (h >= 0 && h < end) end = h;
+  if (url.charCodeAt(0) !== 0x2f /* / */) {
+    // absolute-form (a proxy's request target): its path
+    try { return new URL(url).pathname; } catch { return url.slice(0, end); }
+  }
+  return url.slice(0, end);
+};
