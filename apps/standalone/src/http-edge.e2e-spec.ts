@@ -234,6 +234,21 @@ describe('HTTP edge: framework-level behaviour over raw HTTP (standalone)', () =
       expectProblem(await send('TRACE', '/healthz', { key: null }), 404, 'not-found', 'no route for TRACE /healthz');
     });
 
+    it('reads the body before routing: methods no route has (TRACE, PURGE, QUERY) and paths that do not decode', async () => {
+      for (const method of ['TRACE', 'PURGE', 'QUERY']) {
+        expectProblem(await send(method, '/healthz', { key: null, headers: { 'Content-Type': 'application/json' }, body: '{bad' }), 400, 'malformed-json');
+        expectProblem(await send(method, '/healthz', { key: null }), 404, 'not-found', `no route for ${method} /healthz`);
+      }
+      expectProblem(await send('POST', '/v1/members/%ZZ/x', { headers: { 'Content-Type': 'application/json' }, body: '{bad' }), 400, 'malformed-json');
+      expectProblem(await send('GET', '/v1/members/%ZZ/ledger'), 404, 'not-found', 'No resource has this name');
+      expectProblem(await send('GET', '/nope%ZZ', { key: null }), 404, 'not-found', 'no route for GET /nope%ZZ');
+    });
+
+    it('matches fixed path segments on the raw path: an escape there matches no route', async () => {
+      expectProblem(await send('GET', `/v1/m%65mbers/${memberId}`), 404, 'not-found', `no route for GET /v1/m%65mbers/${memberId}`);
+      expectProblem(await send('GET', '/health%7Az', { key: null }), 404, 'not-found', 'no route for GET /health%7Az');
+    });
+
     it('answers an encoded NUL with 404 in the path and 422 in a query parameter, before authentication', async () => {
       expectProblem(await send('GET', '/v1/members/%00', { key: null }), 404, 'not-found', 'No resource has this name');
       const q = await send('GET', '/v1/members?email=x%00', { key: null });
@@ -274,6 +289,19 @@ describe('HTTP edge: framework-level behaviour over raw HTTP (standalone)', () =
       expect(r.headers.connection).toBe('keep-alive');
       expect(r.headers['keep-alive']).toBe('timeout=5');
       expect(r.headers['x-ratelimit-limit']).toBe('100000');
+    });
+
+    it('answers If-None-Match: * with 304 where Express wrote the answer with send (documents, pages, metrics, the ledger-entries page), never on plain JSON answers', async () => {
+      for (const path of ['/openapi.json', '/docs', '/docs/api/errors', '/metrics', '/v1/ledger-entries']) {
+        for (const method of ['GET', 'HEAD']) {
+          const r = await send(method, path, { headers: { 'If-None-Match': '*' } });
+          expect([method, path, r.status, r.headers['content-type'], r.headers['content-length'], r.body]).toEqual([method, path, 304, undefined, undefined, '']);
+          expect(r.headers['x-request-id']).toBeTruthy();
+        }
+        expect((await send('GET', path, { headers: { 'If-None-Match': '*', 'Cache-Control': 'no-cache' } })).status).toBe(200);
+        expect((await send('GET', path, { headers: { 'If-None-Match': '"abc"' } })).status).toBe(200);
+      }
+      for (const path of ['/healthz', `/v1/members/${memberId}`, '/v1/ping']) expect((await send('GET', path, { headers: { 'If-None-Match': '*' } })).status).toBe(200);
     });
 
     it('keeps a well-formed X-Request-Id and replaces any other with a UUID', async () => {

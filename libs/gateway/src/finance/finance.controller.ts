@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { PATTERNS } from '@loyalty/contracts';
 import { AppConfig, tenantKey } from '@loyalty/platform';
+import { isFreshForExpress, sendNotModified } from '@loyalty/runtime';
 import { ProgramStore } from '@loyalty/programs';
 import { AdminOnly, RequireScopes } from '../auth/auth.decorators';
 import { Bus } from '../http/bus';
@@ -38,7 +39,10 @@ export class FinanceController {
   async entries(@Req() req: GatewayRequest, @Res() reply: FastifyReply, @Query() query: LedgerEntriesQuery) {
     const wantsCsv = accepts(req.raw).types(['application/json', 'text/csv']) === 'text/csv';
     if (!wantsCsv) {
-      reply.send(await this.bus.request<EntryPage>(req, P.financeEntries, { query }));
+      const page = await this.bus.request<EntryPage>(req, P.financeEntries, { query });
+      // written with Express's res.json before: a fresh request (If-None-Match: *) had its 304
+      if (isFreshForExpress(reply)) sendNotModified(reply);
+      else reply.send(page);
       return;
     }
     // no pagination in CSV: limit and cursor do not apply; the first page is fetched before any byte

@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { apiReference } from '@scalar/nestjs-api-reference';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { fastifyOf } from '@loyalty/runtime';
+import { fastifyOf, isFreshForExpress, sendNotModified } from '@loyalty/runtime';
 import { errorCatalogueHtml } from './error-catalogue';
 
 // the static-file sender behind Express's res.sendFile (same package), so the bundle keeps its
@@ -13,6 +13,12 @@ const send = require('send') as (req: FastifyRequest['raw'], path: string, optio
 export const DOCS_BUNDLE_PATH = '/docs/assets/api-reference.js';
 
 const HTML = 'text/html; charset=utf-8';
+
+/** An answer Express wrote with `send`: 304 to a fresh request (isFreshForExpress), else the text. */
+const sendAsExpress = (reply: FastifyReply, type: string, text: string): void => {
+  if (isFreshForExpress(reply)) sendNotModified(reply);
+  else reply.type(type).send(text);
+};
 
 /**
  * The API reference at /docs, the error catalogue at /docs/api/errors and the document at
@@ -34,7 +40,7 @@ export const serveApiDocs = (app: INestApplication, document: OpenAPIObject): vo
     metaData: { title: 'Loyalty programme API' },
   } as never) as unknown as (req: unknown, res: { send(html: string): void }) => void)({}, { send: (html) => { reference = html; } });
   // `metricsRoute`: the label these routes had under Express (the path list they were declared with)
-  http.get('/openapi.json', (_req, reply) => { reply.type('application/json; charset=utf-8').send(openapi); });
+  http.get('/openapi.json', (_req, reply) => { sendAsExpress(reply, 'application/json; charset=utf-8', openapi); });
   http.get(DOCS_BUNDLE_PATH, (req, reply) => {
     // as Express's res.sendFile(bundle, { maxAge: '1d' }) with the app's ETag setting (off); the
     // file is written on the raw response, and a refused range or precondition goes to the
@@ -44,6 +50,6 @@ export const serveApiDocs = (app: INestApplication, document: OpenAPIObject): vo
     file.on('error', (err: Error) => { reply.send(err); });
     file.pipe(reply.raw);
   });
-  http.get('/docs/api/errors', { config: { metricsRoute: '/docs/api/errors,/docs/api/errors/' } }, (_req, reply) => { reply.type(HTML).send(catalogue); });
-  http.get('/docs', { config: { metricsRoute: '/docs,/docs/' } }, (_req, reply) => { reply.type(HTML).send(reference); });
+  http.get('/docs/api/errors', { config: { metricsRoute: '/docs/api/errors,/docs/api/errors/' } }, (_req, reply) => { sendAsExpress(reply, HTML, catalogue); });
+  http.get('/docs', { config: { metricsRoute: '/docs,/docs/' } }, (_req, reply) => { sendAsExpress(reply, HTML, reference); });
 };

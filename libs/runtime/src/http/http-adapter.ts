@@ -22,7 +22,7 @@ const frameworkErrors = new WeakMap<FastifyInstance, (error: FastifyError, reque
  * Bodies are read by the gateway (configure-http.ts); a service process takes JSON only.
  */
 export const createHttpAdapter = (): FastifyAdapter => {
-  const adapter = new FastifyAdapter({
+  const adapter = new ExpressCompatibleFastifyAdapter({
     logger: false,
     trustProxy: false,
     return503OnClosing: false,
@@ -45,7 +45,7 @@ export const createHttpAdapter = (): FastifyAdapter => {
     },
     // Nest's middleware (middie) is not used: the HTTP edge is written as Fastify hooks
     skipMiddie: true,
-  } as ConstructorParameters<typeof FastifyAdapter>[0]) as FastifyAdapter;
+  } as ConstructorParameters<typeof ExpressCompatibleFastifyAdapter>[0]);
   // Fastify answers unparsable HTTP with its own JSON; without a listener Node answers as it did under Express
   (adapter.getInstance().server as Server).removeAllListeners('clientError');
   return adapter;
@@ -79,4 +79,75 @@ export const pathOf = (req: { raw: { url?: string } } | { url?: string }): strin
     try { return new URL(url).pathname; } catch { return url.slice(0, end); }
   }
   return url.slice(0, end);
+};
+
+/**
+ * Nest's Fastify adapter, answering a controller's return value as Nest's Express adapter did.
+ * A plain JSON body (a literal object or array, the API's answers) is Fastify's own path: the same
+ * bytes, Content-Type and length. What Express's `send` did differently for the rest is kept: the
+ * freshness test (see isFreshForExpress), nothing for null, and text/html for a string.
+ */
+class ExpressCompatibleFastifyAdapter extends FastifyAdapter {
+  override reply(response: FastifyReply, body: unknown, statusCode?: number): FastifyReply {
+    if (statusCode) response.status(statusCode);
+    if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && isPlain(body) && response.getHeader('content-type') === undefined) {
+      const status = response.statusCode;
+      if (status !== 204 && status !== 304 && !(status >= 100 && status < 200)) return super.reply(response, body);
+    }
+    if (isFreshForExpress(response)) return sendNotModified(response);
+    if (body === null || body === undefined) return response.send();
+    if (typeof body === 'string' || typeof body === 'number' || typeof body === 'boolean') {
+      if (response.getHeader('content-type') === undefined) response.type('text/html; charset=utf-8');
+      return response.send(String(body));
+    }
+    return super.reply(response, body);
+  }
+}
+
+/** A literal object or an array: what JSON.stringify writes as JSON (never a stream, a file or a class with its own toJSON contract we have not seen). */
+const isPlain = (v: object): boolean => {
+  if (Array.isArray(v)) return true;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+
+const NO_CACHE = /(?:^|,)\s*?no-cache\s*?(?:,|$)/;
+
+/**
+ * Express's `res.send` answered 304 to a fresh request (`req.fresh`): a GET or HEAD whose answer
+ * is 2xx, sent with `If-None-Match: *` and neither `If-Modified-Since` nor `Cache-Control: no-cache`
+ * (no answer of this API carries an ETag or Last-Modified, so nothing else is ever fresh). The
+ * answers Express wrote through `send` keep that: the document, the docs pages, /metrics, the
+ * ledger-entries JSON page, and a controller's answer that is not plain JSON. Plain JSON answers
+ * never had it (decisions, "Plain JSON answers are written directly").
+ */
+export const isFreshForExpress = (reply: FastifyReply): boolean => {
+  const req = reply.request;
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const status = reply.statusCode;
+  if (!((status >= 200 && status < 300) || status === 304)) return false;
+  const headers = req.headers;
+  if (headers['if-none-match'] !== '*' || headers['if-modified-since']) return false;
+  const cacheControl = headers['cache-control'];
+  return !(cacheControl && NO_CACHE.test(cacheControl));
+};
+
+/**
+ * Express's 304: no Content-Type, Content-Length or Transfer-Encoding, no body; every other header
+ * kept. Written on the raw response: Fastify's HEAD route would add `content-length: 0`.
+ */
+export const sendNotModified = (reply: FastifyReply): FastifyReply => {
+  const headers = reply.getHeaders();
+  delete headers['content-type'];
+  delete headers['content-length'];
+  delete headers['transfer-encoding'];
+  const res = reply.raw;
+  res.removeHeader('content-type');
+  res.removeHeader('content-length');
+  res.removeHeader('transfer-encoding');
+  for (const name of Object.keys(headers)) if (res.hasHeader(name)) delete headers[name]; // set on the raw response already (its name's case kept)
+  reply.hijack();
+  res.writeHead(304, headers as Record<string, string | string[] | number>);
+  res.end();
+  return reply;
 };

@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig, PG_POOL, PUBLIC_ROUTE, metricsRegistry, redactTe
 import { READINESS_CHECKS, ReadinessCheck } from './readiness';
 import { projectionLags } from './projection-lag';
 import { lifecycle } from '../lifecycle';
+import { isFreshForExpress, sendNotModified } from '../http/http-adapter';
 
 /**
  * prom-client's Content-Type as Express wrote it (its `send` re-formatted the type with the charset
@@ -72,6 +73,7 @@ export class OpsController {
   @Get('metrics')
   async metrics(@Res() res: FastifyReply) {
     const text = await renderMetrics();
-    res.type(METRICS_CONTENT_TYPE).send(text);
+    if (isFreshForExpress(res)) sendNotModified(res); // as Express's send did
+    else res.type(METRICS_CONTENT_TYPE).send(text);
   }
 }
