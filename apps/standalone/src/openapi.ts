@@ -6,7 +6,7 @@ import type { EventStore } from '@loyalty/event-store';
 import { GatewayModule, buildOpenApiDocument, errorCatalogueMarkdown } from '@loyalty/gateway';
 import type { CommandBus } from '@loyalty/messaging';
 import { loadConfig } from '@loyalty/platform';
-import { RuntimeModule } from '@loyalty/runtime';
+import { RuntimeModule, createHttpAdapter } from '@loyalty/runtime';
 
 /**
  * The OpenAPI document of the HTTP edge without a database: Nest's preview mode scans the
@@ -18,7 +18,7 @@ export const generateOpenApiDocument = async (): Promise<OpenAPIObject> => {
   const config = { ...loadConfig({}), adminToken: 'unused', adminTokenGenerated: false };
   @Module({ imports: [RuntimeModule.forRoot(config, {} as Pool, {} as EventStore, {} as CommandBus), GatewayModule] })
   class ApiDescriptionModule {}
-  const app = await NestFactory.create(ApiDescriptionModule, { preview: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create(ApiDescriptionModule, createHttpAdapter(), { preview: true, logger: false, abortOnError: false });
   try {
     return buildOpenApiDocument(app);
   } finally {

@@ -4,7 +4,7 @@ import { configureGateway, GATEWAY_MIGRATIONS } from '@loyalty/gateway';
 import { LEDGER_MIGRATIONS } from '@loyalty/ledger';
 import { InProcessBus, InProcessServer } from '@loyalty/messaging';
 import { AppConfig, loadConfig, registerOwnPort } from '@loyalty/platform';
-import { LeanExpressAdapter, RedactingLogger, StartingResponder, closeConnectionsWhenStopping, openRuntime, retryWithBackoff } from '@loyalty/runtime';
+import { RedactingLogger, createHttpAdapter, StartingResponder, closeConnectionsWhenStopping, openRuntime, retryWithBackoff } from '@loyalty/runtime';
 import { StandaloneModule } from './app.module';
 import { SERVICE_MIGRATIONS } from './service-migrations';
 
@@ -28,7 +28,7 @@ export const startStandalone = async (
   }
   const { pool, store } = runtime;
   const server = new InProcessServer();
-  const app = await NestFactory.create(StandaloneModule.create(config, pool, store, new InProcessBus(server)), new LeanExpressAdapter(), {
+  const app = await NestFactory.create(StandaloneModule.create(config, pool, store, new InProcessBus(server)), createHttpAdapter(), {
     bodyParser: false,
     logger: logger === false ? false : new RedactingLogger(config.logLevel),
   });

@@ -2,14 +2,14 @@ import { INestApplication } from '@nestjs/common';
 import { AppConfig } from '@loyalty/platform';
 import { configureHttp } from './http/configure-http';
 import { validationPipe } from './http/validation';
-import { metricsMiddleware } from '@loyalty/runtime';
+import { installHttpMetrics } from '@loyalty/runtime';
 import { buildOpenApiDocument } from './openapi/document';
 import { serveApiDocs } from './openapi/docs-ui';
 
 /** Everything the HTTP app needs before listen(): middleware, validation, OpenAPI at /openapi.json and docs at /docs. */
 export const configureGateway = (app: INestApplication, config: AppConfig): void => {
   configureHttp(app, config);
-  app.use(metricsMiddleware);
+  installHttpMetrics(app);
   app.useGlobalPipes(validationPipe());
   serveApiDocs(app, buildOpenApiDocument(app, { serverUrl: config.baseUrl }));
 };

@@ -7,4 +7,4 @@ export * from './crash-point';
 export * from './ops/redacting-logger';
 export * from './lifecycle';
 export * from './ops/logging';
-export * from './http/lean-express-adapter';
+export * from './http/http-adapter';

@@ -5,11 +5,11 @@ import { AppConfig, METRICS, MigrationClass, loadConfig, onScrape, registerOwnPo
 import { PATTERNS } from '@loyalty/contracts';
 import { openRuntime, RuntimeModule } from './runtime.module';
 import { OpsController } from './ops/ops.controller';
-import { metricsMiddleware } from './ops/metrics';
+import { installHttpMetrics } from './ops/metrics';
 import { READINESS_CHECKS } from './ops/readiness';
 import { RedactingLogger } from './ops/redacting-logger';
 import { rootLogger, setLogLevel, setLogService } from './ops/logging';
-import { LeanExpressAdapter } from './http/lean-express-adapter';
+import { createHttpAdapter } from './http/http-adapter';
 import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdown, keepRunningOnUnhandledRejection, retryWithBackoff } from './lifecycle';
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
@@ -80,11 +80,11 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   // for as long as it takes (a fresh topology's service once gave up after 60 s).
   await retryWithBackoff(options.name, 'Kafka', () => bus.connect(), (e) => starting.note('broker', e));
   const health = new KafkaHealth(brokers);
-  const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, health, options.modules, options.withOps ?? true), new LeanExpressAdapter(), {
+  const app = await NestFactory.create(ServiceRootModule.create(config, runtime, bus, health, options.modules, options.withOps ?? true), createHttpAdapter(), {
     bodyParser: options.consumes, logger: new RedactingLogger(config.logLevel),
   });
   closeConnectionsWhenStopping(app);
-  app.use(metricsMiddleware);
+  installHttpMetrics(app);
   options.configure?.(app, config);
   if (options.consumes) {
     const ms = app.connectMicroservice(kafkaServerOptions(brokers, `loyalty-${options.name}`, `loyalty-${options.name}`, { partitionsConsumedConcurrently: 16, partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16) }));

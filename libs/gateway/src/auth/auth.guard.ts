@@ -1,17 +1,18 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
+import { pathOf } from '@loyalty/runtime';
 import { AppConfig, problem } from '@loyalty/platform';
 import { APP_CONFIG } from '../tokens';
-import { GatewayRequest, Scope } from '../http/request-context';
+import { GatewayRequest, Scope, headerOf } from '../http/request-context';
 import { ApiKeysService } from './api-keys.service';
 import { ADMIN_KEY, PUBLIC_KEY, SCOPES_KEY } from './auth.decorators';
 import { RateLimiter } from '../rate-limit/rate-limiter';
 import { MAX_BATCH_EVENTS } from '../events/events.validation';
 
 const bearer = (req: GatewayRequest): string | null => {
-  const h = req.header('authorization');
+  const h = headerOf(req, 'authorization');
   const m = h?.match(/^Bearer\s+(\S+)\s*$/i);
   return m ? m[1] : null;
 };
@@ -35,7 +36,7 @@ export class AuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) return true;
     const req = context.switchToHttp().getRequest<GatewayRequest>();
-    const res = context.switchToHttp().getResponse<Response>();
+    const res = context.switchToHttp().getResponse<FastifyReply>();
     const token = bearer(req);
     if (this.reflector.getAllAndOverride<boolean>(ADMIN_KEY, targets)) {
       if (!token || !timingSafeEqual(sha(token), this.adminHash)) throw problem('unauthenticated', 'A valid admin token is required');
@@ -50,8 +51,8 @@ export class AuthGuard implements CanActivate {
     // every authenticated call counts against the key and carries the rate-limit headers, a refused scope included
     const cost = Math.min(this.costOf(req), auth.rate.burst);
     const r = await this.limiter.take(auth.keyId, auth.rate, cost);
-    res.setHeader('X-RateLimit-Limit', String(auth.rate.burst));
-    res.setHeader('X-RateLimit-Remaining', String(Math.max(0, Math.floor(r.remaining))));
+    res.header('X-RateLimit-Limit', String(auth.rate.burst));
+    res.header('X-RateLimit-Remaining', String(Math.max(0, Math.floor(r.remaining))));
     if (!r.allowed) {
       const retryAfter = Math.max(1, Math.ceil(r.retryAfterSeconds));
       throw problem('rate-limited', `Rate limit of ${auth.rate.perSecond}/s (burst ${auth.rate.burst}) exceeded`, {
@@ -73,7 +74,7 @@ export class AuthGuard implements CanActivate {
    */
   private costOf(req: GatewayRequest): number {
     const body = req.body as { events?: unknown } | undefined;
-    if (req.method === 'POST' && req.path === '/v1/events' && body && Array.isArray(body.events) && body.events.length <= MAX_BATCH_EVENTS) {
+    if (req.method === 'POST' && pathOf(req) === '/v1/events' && body && Array.isArray(body.events) && body.events.length <= MAX_BATCH_EVENTS) {
       return Math.max(1, Math.ceil(body.events.length / 10));
     }
     return 1;

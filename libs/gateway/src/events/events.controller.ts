@@ -1,12 +1,12 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { PATTERNS } from '@loyalty/contracts';
 import type { BatchEventResult, EventAccepted, EventStatus, SubmitEventsReply } from '@loyalty/contracts';
 import type { Page } from '@loyalty/platform';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Bus } from '../http/bus';
-import { GatewayRequest } from '../http/request-context';
+import { GatewayRequest, headerOf } from '../http/request-context';
 import {
   CustomerEventDto, EventBatchDto, ListEventsQueryDto, OrderAmountEventDto, OrderCancelledEventDto, OrderRefundedEventDto,
 } from './events.dto';
@@ -40,8 +40,8 @@ export class EventsController {
         .map((c) => ({ $ref: getSchemaPath(c) })),
     },
   })
-  async submit(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: Response, @Body() body: unknown) {
-    const parsed = parseSubmission(body, req.header('idempotency-key'));
+  async submit(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Body() body: unknown) {
+    const parsed = parseSubmission(body, headerOf(req, 'idempotency-key'));
     const { results } = await this.bus.request<SubmitEventsReply>(req, P.submit, { events: parsed.events });
     if (parsed.mode === 'single') {
       const accepted: EventAccepted = results[0];

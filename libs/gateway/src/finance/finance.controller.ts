@@ -1,8 +1,9 @@
 import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { PATTERNS } from '@loyalty/contracts';
 import { AppConfig, tenantKey } from '@loyalty/platform';
+import { isFreshForExpress, sendNotModified } from '@loyalty/runtime';
 import { ProgramStore } from '@loyalty/programs';
 import { AdminOnly, RequireScopes } from '../auth/auth.decorators';
 import { Bus } from '../http/bus';
@@ -12,6 +13,9 @@ import { LEDGER_ENTRY_CSV_COLUMNS, csvLine } from './csv';
 import { AdminRollForwardQuery, LedgerEntriesQuery, RollForwardQuery } from './finance.dto';
 
 const P = PATTERNS.ledger;
+
+// the `accepts` negotiation Express's `req.accepts` ran (same package), so `Accept` is read as before
+const accepts = require('accepts') as (req: GatewayRequest['raw']) => { types(types: string[]): string | false };
 
 type EntryPage = { data: Record<string, unknown>[]; pagination: { cursor: string | null } };
 
@@ -32,10 +36,13 @@ export class FinanceController {
   /** JSON pages, or with `Accept: text/csv` the whole period streamed page by page (constant memory). */
   @Get('ledger-entries')
   @RequireScopes('read')
-  async entries(@Req() req: GatewayRequest, @Res() res: Response, @Query() query: LedgerEntriesQuery) {
-    const wantsCsv = req.accepts(['application/json', 'text/csv']) === 'text/csv';
+  async entries(@Req() req: GatewayRequest, @Res() reply: FastifyReply, @Query() query: LedgerEntriesQuery) {
+    const wantsCsv = accepts(req.raw).types(['application/json', 'text/csv']) === 'text/csv';
     if (!wantsCsv) {
-      res.json(await this.bus.request<EntryPage>(req, P.financeEntries, { query }));
+      const page = await this.bus.request<EntryPage>(req, P.financeEntries, { query });
+      // written with Express's res.json before: a fresh request (If-None-Match: *) had its 304
+      if (isFreshForExpress(reply)) sendNotModified(reply);
+      else reply.send(page);
       return;
     }
     // no pagination in CSV: limit and cursor do not apply; the first page is fetched before any byte
@@ -45,7 +52,12 @@ export class FinanceController {
     const pageRows = this.config.exportPageRows ?? 1000;
     const base = { from: query.from, to: query.to ?? (await this.programs.now(req.auth!.tenant)).toISOString(), type: query.type };
     let page = await this.bus.request<EntryPage>(req, P.financeEntries, { query: { ...base, limit: pageRows } });
-    res.status(200).setHeader('Content-Type', 'text/csv; charset=utf-8');
+    // streamed on the raw response: the headers set so far (request id, rate limit) go with it
+    const res = reply.raw;
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
+    reply.hijack();
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="ledger-entries.csv"');
     let closed = false;
     res.on('close', () => { closed = true; });

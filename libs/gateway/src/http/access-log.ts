@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { GatewayRequest } from './request-context';
 import { redactUrl } from './redact';
 
@@ -10,22 +10,21 @@ const log = new Logger('http');
  * duration and the calling key's id. Never the Authorization header, the body, or personal
  * identifiers in the URL (see redactUrl).
  */
-export const accessLog = (req: Request, res: Response, next: NextFunction): void => {
+export const accessLog = (req: GatewayRequest, reply: FastifyReply): void => {
   const started = process.hrtime.bigint();
+  const res = reply.raw;
   res.on('finish', () => {
-    const r = req as GatewayRequest;
     log.log({
       msg: 'http request',
-      request_id: r.requestId,
+      request_id: req.requestId,
       method: req.method,
-      path: redactUrl(req.originalUrl).slice(0, 512),
+      path: redactUrl(req.raw.url ?? '').slice(0, 512),
       status: res.statusCode,
       duration_ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
-      key_id: r.auth?.keyId ?? null,
-      program_id: r.auth?.programId ?? null,
-      mode: r.auth?.mode ?? null,
-      admin: r.admin ?? false,
+      key_id: req.auth?.keyId ?? null,
+      program_id: req.auth?.programId ?? null,
+      mode: req.auth?.mode ?? null,
+      admin: req.admin ?? false,
     });
   });
-  next();
 };

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
+import { pathOf } from '@loyalty/runtime';
 import { AppConfig, ProblemData, ProblemError, ProblemSlug, isUnavailable, unavailable } from '@loyalty/platform';
 import { APP_CONFIG } from '../tokens';
 import { GatewayRequest } from './request-context';
@@ -19,7 +20,7 @@ export class ProblemFilter implements ExceptionFilter {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, private readonly rejected: RejectedCallLog) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
+    const res = host.switchToHttp().getResponse<FastifyReply>();
     const req = host.switchToHttp().getRequest<GatewayRequest>();
     let p: ProblemData;
     if (exception instanceof ProblemError) p = exception.problem;
@@ -29,7 +30,7 @@ export class ProblemFilter implements ExceptionFilter {
         // an undecodable id names nothing (like any unknown id form): 404, not a body error
         p = { slug: 'not-found', detail: 'No resource has this name' };
       } else {
-        p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${redactUrl(req.path)}` : exception.message };
+        p = { slug: slugForStatus(status), detail: status === 404 ? `no route for ${req.method} ${redactUrl(pathOf(req))}` : exception.message };
       }
     } else if (isUnavailable(exception)) {
       // the database is restarting or unreachable: a retry will do (not a defect: no error log)
@@ -40,7 +41,7 @@ export class ProblemFilter implements ExceptionFilter {
       this.log.error(`unhandled error (request ${req.requestId}): ${exception instanceof Error ? exception.message : String(exception)}`, exception instanceof Error ? exception.stack : undefined);
       p = { slug: 'internal', detail: 'An unexpected error occurred; retry with the same idempotency key' };
     }
-    if (res.headersSent) return;
+    if (res.sent || res.raw.headersSent) return;
     sendProblem(res, p, this.config.baseUrl);
     this.rejected.record(req, res.statusCode, p);
   }

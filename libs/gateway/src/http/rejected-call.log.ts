@@ -17,7 +17,7 @@ export class RejectedCallLog {
     if (!req.auth || status < 400 || status >= 500) return;
     void this.pool.query(
       `insert into gateway.rejected_calls (program_id, mode, key_id, method, path, status, slug, detail, request_id) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
-      [req.auth.programId, req.auth.mode, req.auth.keyId, req.method, redactUrl(req.originalUrl).slice(0, 2048), status, p.slug, p.detail ?? null, req.requestId],
+      [req.auth.programId, req.auth.mode, req.auth.keyId, req.method, redactUrl(req.raw.url ?? '').slice(0, 2048), status, p.slug, p.detail ?? null, req.requestId],
     ).catch(() => undefined);
   }
 

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import type { Mode } from '@loyalty/platform';
 
 export type Scope = 'ingest' | 'read' | 'act' | 'webhooks';
@@ -6,8 +6,15 @@ export const SCOPES: Scope[] = ['ingest', 'read', 'act', 'webhooks'];
 
 export interface AuthContext { keyId: string; programId: string; mode: Mode; tenant: string; scopes: Scope[]; rate: { burst: number; perSecond: number } }
 
-export interface GatewayRequest extends Request {
+/** The Fastify request with what the gateway adds: its id (configure-http.ts) and the caller (AuthGuard). */
+export interface GatewayRequest extends FastifyRequest {
   requestId: string;
   auth?: AuthContext;
   admin?: boolean;
 }
+
+/** A request header's value as Express's `req.header(name)` gave it (Node joins repeated headers). */
+export const headerOf = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+};

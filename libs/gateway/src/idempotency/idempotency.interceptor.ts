@@ -1,12 +1,13 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, OnModuleDestroy, OnModuleInit, SetMetadata, UseInterceptors, applyDecorators } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
+import { pathOf } from '@loyalty/runtime';
 import { createHash } from 'node:crypto';
 import { Pool } from 'pg';
 import { Observable, from, lastValueFrom } from 'rxjs';
 import { problem, validation } from '@loyalty/platform';
 import { PG_POOL } from '../tokens';
-import { GatewayRequest } from '../http/request-context';
+import { GatewayRequest, headerOf } from '../http/request-context';
 
 export const IDEMPOTENT_KEY = 'loyalty:idempotent';
 /**
@@ -65,18 +66,18 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (!this.reflector.getAllAndOverride<boolean>(IDEMPOTENT_KEY, [context.getHandler(), context.getClass()])) return next.handle();
     const req = context.switchToHttp().getRequest<GatewayRequest>();
-    const res = context.switchToHttp().getResponse<Response>();
-    const key = req.header('idempotency-key');
+    const res = context.switchToHttp().getResponse<FastifyReply>();
+    const key = headerOf(req, 'idempotency-key');
     if (key === undefined || !req.auth) return next.handle();
     return from(this.run(req, res, key, next));
   }
 
-  private async run(req: GatewayRequest, res: Response, key: string, next: CallHandler): Promise<unknown> {
+  private async run(req: GatewayRequest, res: FastifyReply, key: string, next: CallHandler): Promise<unknown> {
     if (key.length === 0 || key.length > 255) {
       throw validation([{ path: '/headers/idempotency-key', message: 'Idempotency-Key must be 1 to 255 characters' }]);
     }
     const tenant = req.auth!.tenant;
-    const hash = createHash('sha256').update(`${req.method} ${req.path}\n${canonical(req.body)}`).digest('hex');
+    const hash = createHash('sha256').update(`${req.method} ${pathOf(req)}\n${canonical(req.body)}`).digest('hex');
     const claimed = await this.pool.query(
       `insert into gateway.idempotency (tenant, key, request_hash, state) values ($1, $2, $3, 'in_progress')
        on conflict (tenant, key) do update set request_hash = excluded.request_hash, state = 'in_progress', created_at = now(), response_status = null, response_body = null
@@ -95,7 +96,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
           extra: { reason: 'in_progress' }, headers: { 'Retry-After': '1' },
         });
       }
-      res.setHeader('Idempotent-Replay', 'true');
+      res.header('Idempotent-Replay', 'true');
       res.status(row.response_status ?? 200);
       return row.response_body;
     }

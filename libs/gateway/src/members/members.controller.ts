@@ -1,13 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { Pool } from 'pg';
 import { PATTERNS, MemberView } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Idempotent, forgetResponsesAbout } from '../idempotency/idempotency.interceptor';
 import { PG_POOL } from '../tokens';
 import { Bus } from '../http/bus';
-import { GatewayRequest } from '../http/request-context';
+import { GatewayRequest, headerOf } from '../http/request-context';
 import { AdjustDto, EnrolMemberDto, LedgerQuery, ListMembersQuery, PatchMemberDto, ResolveMemberDto } from './members.dto';
 
 const P = PATTERNS.ledger;
@@ -27,7 +27,7 @@ export class MembersController {
   @Post()
   @RequireScopes('act')
   @Idempotent()
-  async enrol(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: Response, @Body() body: EnrolMemberDto) {
+  async enrol(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Body() body: EnrolMemberDto) {
     // keyed by the identity anchor: enrolments of one email are serialised on one partition
     const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.enrol, { body }, body.email.toLowerCase());
     res.status(r.created ? 201 : 200);
@@ -37,7 +37,7 @@ export class MembersController {
   @Post('resolve')
   @RequireScopes('act')
   @Idempotent()
-  async resolve(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: Response, @Body() body: ResolveMemberDto) {
+  async resolve(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Body() body: ResolveMemberDto) {
     const r = await this.bus.request<{ created: boolean; member: MemberView }>(req, P.resolve, { body }, body.email ?? body.phone ?? body.external_ref);
     res.status(r.created ? 201 : 200);
     return { data: r.member };
@@ -80,7 +80,7 @@ export class MembersController {
   @RequireScopes('act')
   @Idempotent()
   async adjust(@Req() req: GatewayRequest, @Param('id') id: string, @Body() body: AdjustDto) {
-    const idempotency_key = body.idempotency_key ?? req.header('idempotency-key');
+    const idempotency_key = body.idempotency_key ?? headerOf(req, 'idempotency-key');
     return { data: await this.bus.request(req, P.adjust, { id, body: { ...body, idempotency_key } }, id) };
   }
 }

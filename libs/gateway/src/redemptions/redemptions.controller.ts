@@ -4,7 +4,7 @@ import { PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { Bus } from '../http/bus';
-import { GatewayRequest } from '../http/request-context';
+import { GatewayRequest, headerOf } from '../http/request-context';
 import { ConfirmDto, CreateRedemptionDto, RedemptionByCodeQuery } from './redemptions.dto';
 
 const P = PATTERNS.redemption;
@@ -21,7 +21,7 @@ export class RedemptionsController {
   @Idempotent()
   async create(@Req() req: GatewayRequest, @Param('id') id: string, @Body() body: CreateRedemptionDto) {
     // the service records the key on the member stream too: a retry after a crash never debits twice
-    const idempotency_key = req.header('idempotency-key');
+    const idempotency_key = headerOf(req, 'idempotency-key');
     return { data: await this.bus.request(req, P.create, { member_id: id, body, idempotency_key }, id) };
   }
 

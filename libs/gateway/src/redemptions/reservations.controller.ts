@@ -4,7 +4,7 @@ import { PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { Bus } from '../http/bus';
-import { GatewayRequest } from '../http/request-context';
+import { GatewayRequest, headerOf } from '../http/request-context';
 import { ConfirmDto, QuoteDto, ReserveDto } from './redemptions.dto';
 
 const P = PATTERNS.redemption;
@@ -27,7 +27,7 @@ export class ReservationsController {
   @RequireScopes('act')
   @Idempotent()
   async reserve(@Req() req: GatewayRequest, @Body() body: ReserveDto) {
-    const idempotency_key = req.header('idempotency-key');
+    const idempotency_key = headerOf(req, 'idempotency-key');
     return { data: await this.bus.request(req, P.reserve, { body, idempotency_key }, body.member_id) };
   }
 

@@ -1,18 +1,57 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { INestApplication } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge } from 'prom-client';
 import { StateCacheStats, stateCacheStats } from '@loyalty/event-store';
 import { METRICS, metricsRegistry } from '@loyalty/platform';
+import { fastifyOf } from '../http/http-adapter';
 
 export { metricsRegistry } from '@loyalty/platform';
 
-/** Records every request's duration under its route pattern (never the raw path: ids would explode the label set). */
-export const metricsMiddleware = (req: Request, res: Response, next: NextFunction): void => {
-  const end = METRICS.httpDuration.startTimer();
-  res.on('finish', () => {
-    const route = (req.route?.path as string | undefined) ?? 'unmatched';
-    end({ method: req.method, route, status: String(res.statusCode) });
+/**
+ * Set on a raw request the HTTP edge answered itself, before routing (a NUL in the URL, a body that
+ * is not JSON): such a request has no route. See installHttpMetrics.
+ */
+export const ANSWERED_AT_EDGE = Symbol.for('loyalty.http.answeredAtEdge');
+/** Set on the Fastify instance once the gateway's HTTP edge (configure-http.ts) is installed. */
+export const EDGE_INSTALLED = Symbol.for('loyalty.http.edgeInstalled');
+
+/** A route's label: its pattern (never the raw path: ids would explode the label set), or what the route names itself. */
+export const routeLabel = (req: FastifyRequest): string =>
+  ((req.routeOptions.config as { metricsRoute?: string } | undefined)?.metricsRoute ?? req.routeOptions.url) ?? 'unmatched';
+
+const TRACKED = Symbol('loyalty.http.tracked');
+/** Per app: records one request (set by installHttpMetrics). */
+const trackers = new WeakMap<object, (req: FastifyRequest, reply: FastifyReply) => void>();
+
+/**
+ * Records every request's duration under its route pattern. As under Express, where this was a
+ * middleware: installed after the gateway's edge (the standalone app), requests the edge answers
+ * itself are not recorded; installed before it (the distributed gateway), they are, as `unmatched`.
+ */
+export const installHttpMetrics = (app: INestApplication): void => {
+  const fastify = fastifyOf(app);
+  const afterEdge = (fastify as unknown as Record<symbol, unknown>)[EDGE_INSTALLED] === true;
+  const track = (req: FastifyRequest, reply: FastifyReply): void => {
+    const raw = req.raw as unknown as Record<symbol, unknown>;
+    if (raw[TRACKED]) return;
+    raw[TRACKED] = true;
+    const end = METRICS.httpDuration.startTimer();
+    reply.raw.on('finish', () => {
+      const atEdge = raw[ANSWERED_AT_EDGE] === true;
+      if (atEdge && afterEdge) return;
+      end({ method: req.method, route: atEdge || req.is404 ? 'unmatched' : routeLabel(req), status: String(reply.raw.statusCode) });
+    });
+  };
+  trackers.set(fastify, track);
+  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    track(req, reply);
+    done();
   });
-  next();
+};
+
+/** Records a request Fastify answers without running its hooks (a URL its router refuses), if the app records requests. */
+export const trackHttpRequest = (app: INestApplication, req: FastifyRequest, reply: FastifyReply): void => {
+  trackers.get(fastifyOf(app))?.(req, reply);
 };
 
 /** The state caches' figures summed by cache name (a process may hold several instances of one). */

@@ -1,11 +1,19 @@
 import { Controller, Get, Inject, Optional, Res, SetMetadata } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { Pool } from 'pg';
 import { APP_CONFIG, AppConfig, PG_POOL, PUBLIC_ROUTE, metricsRegistry, redactText, renderMetrics } from '@loyalty/platform';
 import { READINESS_CHECKS, ReadinessCheck } from './readiness';
 import { projectionLags } from './projection-lag';
 import { lifecycle } from '../lifecycle';
+import { isFreshForExpress, sendNotModified } from '../http/http-adapter';
+
+/**
+ * prom-client's Content-Type as Express wrote it (its `send` re-formatted the type with the charset
+ * first), kept byte for byte.
+ */
+const METRICS_CONTENT_TYPE = metricsRegistry.contentType === 'text/plain; version=0.0.4; charset=utf-8'
+  ? 'text/plain; charset=utf-8; version=0.0.4' : metricsRegistry.contentType;
 
 /** Liveness, readiness and Prometheus metrics; no key needed. */
 @ApiExcludeController()
@@ -24,7 +32,7 @@ export class OpsController {
   }
 
   @Get('readyz')
-  async readyz(@Res({ passthrough: true }) res: Response) {
+  async readyz(@Res({ passthrough: true }) res: FastifyReply) {
     const checks: Record<string, string> = {};
     if (lifecycle.stopping) {
       // SIGTERM: out of rotation at once, before anything else is probed
@@ -63,7 +71,9 @@ export class OpsController {
   }
 
   @Get('metrics')
-  async metrics(@Res() res: Response) {
-    res.type(metricsRegistry.contentType).send(await renderMetrics());
+  async metrics(@Res() res: FastifyReply) {
+    const text = await renderMetrics();
+    if (isFreshForExpress(res)) sendNotModified(res); // as Express's send did
+    else res.type(METRICS_CONTENT_TYPE).send(text);
   }
 }
