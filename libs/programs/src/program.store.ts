@@ -5,6 +5,18 @@ import { Repository } from 'typeorm';
 import { MigrationClass, sqlMigration, NotifiedCache, configOrm, Tenant, newId, notFound, parseTenantKey, validation } from '@loyalty/platform';
 
 /** How far ahead a sandbox clock may run in total: a century. */
+/** A programme nobody may change: nested objects and arrays read-only too. */
+export type ReadonlyProgram = DeepReadonly<Program>;
+type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
+const deepFreeze = <T>(v: T): T => {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+};
+
 export const MAX_TEST_CLOCK_OFFSET_MS = 100 * 366 * 86_400_000;
 
 export const Program001_1764000006000 = sqlMigration('Program001_1764000006000', {
@@ -141,7 +153,7 @@ export const normaliseTiers = (input: Partial<Tier>[]): Tier[] =>
  * program_changed notification that a trigger sends on every change, whoever writes.
  */
 export class ProgramStore {
-  private readonly cache: NotifiedCache<Program | null | number> | null;
+  private readonly cache: NotifiedCache<ReadonlyProgram | null | number> | null;
 
   /** `cache`: keep programmes in process (the long-running services; close() before the pool ends). */
   constructor(private readonly pool: Pool, options: { cache?: boolean } = {}) {
@@ -164,7 +176,7 @@ export class ProgramStore {
     return (raw as Row[])[0];
   }
 
-  private cached<T extends Program | null | number>(id: string, what: 'program' | 'clock', read: () => Promise<T>): Promise<T> {
+  private cached<T extends ReadonlyProgram | null | number>(id: string, what: 'program' | 'clock', read: () => Promise<T>): Promise<T> {
     return this.cache ? (this.cache.get(id, what, read) as Promise<T>) : read();
   }
 
@@ -179,12 +191,28 @@ export class ProgramStore {
   }
 
   async find(id: string): Promise<Program | null> {
-    const p = await this.cached(id, 'program', async () => {
-      const row = await (await this.programs()).findOneBy({ id });
-      return row ? toProgram(row) : null;
-    });
+    const p = await this.shared(id);
     // callers may adjust what they get: each has its own copy
-    return p ? structuredClone(p) : null;
+    return p ? structuredClone(p) as Program : null;
+  }
+
+  /** The cached programme itself, frozen (a caller that tried to change it would throw): no copy per call. */
+  private shared(id: string): Promise<ReadonlyProgram | null> {
+    return this.cached(id, 'program', async () => {
+      const row = await (await this.programs()).findOneBy({ id });
+      return row ? deepFreeze(toProgram(row)) : null;
+    });
+  }
+
+  /**
+   * The programme behind a tenant key, read-only and shared (no copy): for the hot paths that only
+   * look at it (a member's view, the spending rules), where the copy `forTenant` makes was 5 % of a
+   * GET's CPU.
+   */
+  async readOnlyForTenant(tenant: string): Promise<ReadonlyProgram> {
+    const p = await this.shared(parseTenantKey(tenant).programId);
+    if (!p) throw notFound('programme');
+    return p;
   }
 
   async get(id: string): Promise<Program> {

@@ -15,7 +15,7 @@ export const resolveMember = async (bus: CommandBus, tenant: string, raw: string
 
 /** The programme's redemption settings (decisions §6) and its clock, read together. */
 export const spendingSettings = async (programs: ProgramStore, tenant: string): Promise<SpendingSettings> => {
-  const [program, now] = await Promise.all([programs.forTenant(tenant), programs.now(tenant)]);
+  const [program, now] = await Promise.all([programs.readOnlyForTenant(tenant), programs.now(tenant)]);
   return {
     rules: spendingRules(program.settings),
     voucherTtlSeconds: positiveInt(program.settings.voucher_ttl_seconds, 259_200),

@@ -21,7 +21,7 @@ export interface SpendingRules {
 const nonNegativeInt = (v: unknown, fallback: number): number =>
   typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : fallback;
 
-export const spendingRules = (s: Partial<Pick<ProgramSettings, 'min_redeem_cents' | 'max_order_share_pct' | 'blocked_payment_methods'>>): SpendingRules => {
+export const spendingRules = (s: Partial<Readonly<Pick<ProgramSettings, 'min_redeem_cents' | 'max_order_share_pct'>> & { blocked_payment_methods: readonly string[] }>): SpendingRules => {
   const pct = typeof s.max_order_share_pct === 'number' && Number.isFinite(s.max_order_share_pct) ? s.max_order_share_pct : 100;
   return {
     min_redeem_cents: nonNegativeInt(s.min_redeem_cents, 0),

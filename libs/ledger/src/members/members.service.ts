@@ -125,7 +125,7 @@ export class MembersService {
     const s = current ?? await this.load(tenant, memberId);
     if (!s.exists) throw notFound('member');
     const pii = await this.vault.open(tenant, memberId, s.pii);
-    const program = await this.programs.forTenant(tenant);
+    const program = await this.programs.readOnlyForTenant(tenant);
     return toMemberView(s, pii, await this.programs.now(tenant), program.settings.expiry);
   }
 
