@@ -31,7 +31,7 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
   fastify.decorateRequest('requestId', '');
 
   const answerAtEdge = (req: FastifyRequest, reply: FastifyReply, p: ProblemData): void => {
-    (req.raw as unknown as Record<symbol, unknown>)[ANSWERED_AT_EDGE] = true;
+    markAnsweredAtEdge(req);
     sendProblem(reply, p, config.baseUrl);
   };
 
@@ -79,14 +79,21 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', (request: FastifyRequest, _payload: unknown, done: (err: Error | null, body?: unknown) => void) => readBody(request, done));
 
+  /** Reads the body as for any route (a refused one is answered with its problem), then `then`. */
+  const bodyThen = (request: FastifyRequest, reply: FastifyReply, then: () => void): void => {
+    readBody(request, (err) => {
+      if (err) return sendProblem(reply, (err as ProblemError).problem, config.baseUrl);
+      then();
+    });
+  };
+
   /**
    * What Express answered a method no route has and Fastify parses no body for (TRACE, PURGE,
    * QUERY, which Fastify also refuses without a Content-Type): the body read as for any method,
    * then 404.
    */
   const unroutedMethod = (request: FastifyRequest, reply: FastifyReply): void => {
-    readBody(request, (err) => {
-      if (err) return sendProblem(reply, (err as ProblemError).problem, config.baseUrl);
+    bodyThen(request, reply, () => {
       // answered before the metrics hook (when installed after this one) could see it
       trackHttpRequest(app, request, reply);
       sendProblem(reply, { slug: 'not-found', detail: `no route for ${request.method} ${redactUrl(pathOf(request))}` }, config.baseUrl);
@@ -123,13 +130,7 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
     trackHttpRequest(app, request, reply);
     if (!begin(request, reply)) return;
     // Express read the body before routing
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      readBody(request, (err) => {
-        if (err) return sendProblem(reply, (err as ProblemError).problem, config.baseUrl);
-        undecodable(request, reply);
-      });
-      return;
-    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') return bodyThen(request, reply, () => undecodable(request, reply));
     undecodable(request, reply);
   });
   answerUnparsableRequests(app.getHttpServer() as Server, config.baseUrl);
@@ -143,8 +144,13 @@ const VALID_MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(;|$)/;
 
 /** Marks a request whose body the edge refused (it has no route, for the metrics) and returns the problem. */
 const atEdge = (request: FastifyRequest, e: Error): Error => {
-  (request.raw as unknown as Record<symbol, unknown>)[ANSWERED_AT_EDGE] = true;
+  markAnsweredAtEdge(request);
   return e;
+};
+
+/** The edge answered this request itself (no route ran): the metrics hook labels it so. */
+const markAnsweredAtEdge = (request: FastifyRequest): void => {
+  (request.raw as unknown as Record<symbol, unknown>)[ANSWERED_AT_EDGE] = true;
 };
 
 const routeRegex = new Map<string, RegExp>();
