@@ -230,7 +230,7 @@ export class ProgramStore {
     const current = await this.get(id);
     const settings = { ...current.settings, ...(input.settings ?? {}) };
     const row = await this.updateReturning(id, { program_name: input.program_name ?? current.program_name, currency_name: input.currency_name ?? current.currency_name, settings });
-    this.cache?.drop(id);
+    await this.cache?.propagate(id);
     return toProgram(row);
   }
 
@@ -246,7 +246,7 @@ export class ProgramStore {
 
   private async save(id: string, rules: Rule[], tiers: Tier[]): Promise<Program> {
     const row = await this.updateReturning(id, { rules, tiers });
-    this.cache?.drop(id); // this process at once (after the commit); the trigger's notification tells the others
+    await this.cache?.propagate(id); // every process at once (after the commit)
     return toProgram(row);
   }
 
@@ -286,7 +286,7 @@ export class ProgramStore {
          where program.test_clocks.offset_ms + excluded.offset_ms <= $3::bigint`,
       [programId, seconds * 1000, MAX_TEST_CLOCK_OFFSET_MS]);
     if (!rowCount) throw validation([{ path: '/seconds', message: 'the test clock may run at most 100 years ahead; wipe the sandbox to start again' }]);
-    this.cache?.drop(programId); // this process at once; the trigger's notification tells the others
+    await this.cache?.propagate(programId); // every process at once
     return this.now({ programId, mode: 'test' });
   }
 
@@ -302,6 +302,6 @@ export class ProgramStore {
 
   async resetTestClock(programId: string): Promise<void> {
     await this.pool.query('delete from program.test_clocks where program_id = $1', [programId]);
-    this.cache?.drop(programId);
+    await this.cache?.propagate(programId);
   }
 }

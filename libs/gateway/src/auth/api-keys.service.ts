@@ -62,14 +62,15 @@ export class ApiKeysService implements OnApplicationShutdown {
       .where('id = :id', { id: keyId, grace: this.config.keyRotationGraceSeconds })
       .returning('expires_at')
       .execute();
-    this.byPrefix.drop(old.prefix);
+    await this.byPrefix.propagate(old.prefix);
     return { ...fresh, old_key_expires_at: (raw as { expires_at: Date }[])[0].expires_at.toISOString() };
   }
 
   async revoke(keyId: string): Promise<void> {
     const row = await this.row(keyId);
     await (await this.keys()).update({ id: keyId }, { revoked_at: () => 'coalesce(revoked_at, now())' });
-    this.byPrefix.drop(row.prefix); // this process at once; the trigger's notification tells the others
+    // revoked at once everywhere: answer only when every replica has dropped the key
+    await this.byPrefix.propagate(row.prefix);
   }
 
   async list(programId: string): Promise<unknown[]> {
