@@ -116,6 +116,38 @@ describe('PostgresEventStore: filtered subscriptions read only what they take an
     }
   });
 
+  it('looks at a bounded window of the store per page: long runs of other events are crossed window by window, no match is lost', async () => {
+    const db = await createTestDatabase('es_filtered_window', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    const saved = PostgresEventStore.FILTER_WINDOW;
+    PostgresEventStore.FILTER_WINDOW = 3;
+    try {
+      // 7 others, 1 match, 11 others, 2 matches, 5 others: the matches sit inside and across windows of 3
+      const plan = [7, 1, 11, 2, 5];
+      let n = 0;
+      let last = START;
+      const wanted: number[] = [];
+      for (const [i, count] of plan.entries()) {
+        for (let k = 0; k < count; k++, n++) {
+          const e = i % 2 === 1 ? mine(n) : other(n);
+          if (i % 2 === 1) wanted.push(n);
+          last = (await store.append(`w-${n}`, [e], 'any')).position;
+        }
+      }
+      const f = follow(store, 2);
+      await eventually(() => expect(f.skips.some((p) => comparePositions(p, last) === 0)).toBe(true));
+      await f.sub.stop();
+      expect(f.seen.map((e) => (e.data as { n: number }).n)).toEqual(wanted);
+      // it moved through the others in several steps, each forward
+      expect(f.skips.length).toBeGreaterThanOrEqual(3);
+      for (let i = 1; i < f.skips.length; i++) expect(comparePositions(f.skips[i], f.skips[i - 1])).toBeGreaterThan(0);
+    } finally {
+      PostgresEventStore.FILTER_WINDOW = saved;
+      await store.close();
+      await db.drop();
+    }
+  });
+
   it('served from the run of recent events that an unfiltered reader of the same store keeps, the result is the same', async () => {
     const db = await createTestDatabase('es_filtered_recent', { migrations: EVENT_STORE_MIGRATIONS });
     const store = new PostgresEventStore(db.pool, 50);

@@ -62,7 +62,11 @@ export class EventQueueRepository {
   async findByKeys(tenant: string, keys: string[]): Promise<EventRow[]> {
     if (keys.length === 0) return [];
     const { rows } = await this.pool.query<EventRow>(
-      `select ${COLUMNS} from ingest.events where tenant = $1 and idempotency_key = any($2::text[]) and not key_retired`, [tenant, keys]);
+      // one probe of the key index per key: as `idempotency_key = any($2)`, on a queue whose
+      // statistics lagged, PostgreSQL read every row of the tenant and compared it with every key
+      `select e.* from unnest($2::text[]) as k(key)
+         cross join lateral (
+           select ${COLUMNS} from ingest.events where tenant = $1 and idempotency_key = k.key and not key_retired limit 1) e`, [tenant, keys]);
     return rows;
   }
 
