@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { Pool } from 'pg';
 import { Observable, from, lastValueFrom } from 'rxjs';
 import { problem, validation } from '@loyalty/platform';
+import { GroupCommitter } from '@loyalty/event-store';
 import { PG_POOL } from '../tokens';
 import { GatewayRequest, headerOf } from '../http/request-context';
 
@@ -40,6 +41,8 @@ export const forgetResponsesAbout = async (pool: Pool, tenant: string, memberId:
 };
 
 type Row = { request_hash: string; state: string; response_status: number | null; response_body: unknown; age: number };
+type Claim = { tenant: string; key: string; hash: string };
+type Result = { tenant: string; key: string; status: number; body: string };
 
 /**
  * Idempotency-Key for writes other than events: same key and body → the original response with
@@ -49,7 +52,43 @@ type Row = { request_hash: string; state: string; response_status: number | null
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, OnModuleDestroy {
   private purgeTimer: NodeJS.Timeout | null = null;
+  /**
+   * Claims and results of the calls running at the same time share one statement each (group
+   * commit): a reserve-and-confirm run made two single-row transactions per reservation here.
+   */
+  private readonly claims = new GroupCommitter<Claim, boolean>((items) => this.claimMany(items));
+  private readonly results = new GroupCommitter<Result, void>((items) => this.recordMany(items));
   constructor(private readonly reflector: Reflector, @Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /**
+   * Takes each key that is free (new, lapsed, or left in progress by a crashed call): true for the
+   * items that got theirs. Of two items with one key in a batch only the first can.
+   */
+  private async claimMany(items: Claim[]): Promise<boolean[]> {
+    const { rows } = await this.pool.query<{ n: string }>(
+      `with q as (select * from unnest($1::text[], $2::text[], $3::text[]) with ordinality as q(tenant, key, hash, n)),
+            firsts as (select distinct on (tenant, key) tenant, key, hash, n from q order by tenant, key, n),
+            ins as (
+              insert into gateway.idempotency as g (tenant, key, request_hash, state)
+              select tenant, key, hash, 'in_progress' from firsts order by tenant, key
+              on conflict (tenant, key) do update set request_hash = excluded.request_hash, state = 'in_progress', created_at = now(), response_status = null, response_body = null
+                where g.created_at < now() - ${RETENTION}
+                   or (g.state = 'in_progress' and g.created_at < now() - make_interval(secs => ${STALE_IN_PROGRESS_SECONDS}))
+              returning g.tenant, g.key)
+       select f.n from firsts f join ins using (tenant, key)`,
+      [items.map((i) => i.tenant), items.map((i) => i.key), items.map((i) => i.hash)]);
+    const won = new Set(rows.map((r) => Number(r.n)));
+    return items.map((_, i) => won.has(i + 1));
+  }
+
+  private async recordMany(items: Result[]): Promise<void[]> {
+    await this.pool.query(
+      `update gateway.idempotency g set state = 'done', response_status = u.status, response_body = u.body::jsonb
+         from unnest($1::text[], $2::text[], $3::int[], $4::text[]) as u(tenant, key, status, body)
+        where g.tenant = u.tenant and g.key = u.key`,
+      [items.map((i) => i.tenant), items.map((i) => i.key), items.map((i) => i.status), items.map((i) => i.body)]);
+    return items.map(() => undefined);
+  }
 
   /** Records are kept 30 days; an hourly purge keeps the table from growing without bound. */
   onModuleInit(): void {
@@ -78,13 +117,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     }
     const tenant = req.auth!.tenant;
     const hash = createHash('sha256').update(`${req.method} ${pathOf(req)}\n${canonical(req.body)}`).digest('hex');
-    const claimed = await this.pool.query(
-      `insert into gateway.idempotency (tenant, key, request_hash, state) values ($1, $2, $3, 'in_progress')
-       on conflict (tenant, key) do update set request_hash = excluded.request_hash, state = 'in_progress', created_at = now(), response_status = null, response_body = null
-         where gateway.idempotency.created_at < now() - ${RETENTION}
-            or (gateway.idempotency.state = 'in_progress' and gateway.idempotency.created_at < now() - make_interval(secs => ${STALE_IN_PROGRESS_SECONDS}))
-       returning 1`, [tenant, key, hash]);
-    if (!claimed.rowCount) {
+    if (!(await this.claims.submit({ tenant, key, hash }))) {
       const { rows } = await this.pool.query<Row>(
         `select request_hash, state, response_status, response_body, extract(epoch from now() - created_at)::float as age
          from gateway.idempotency where tenant = $1 and key = $2`, [tenant, key]);
@@ -102,9 +135,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     }
     try {
       const body = await lastValueFrom(next.handle(), { defaultValue: undefined });
-      await this.pool.query(
-        `update gateway.idempotency set state = 'done', response_status = $3, response_body = $4 where tenant = $1 and key = $2`,
-        [tenant, key, res.statusCode, JSON.stringify(body ?? null)]);
+      await this.results.submit({ tenant, key, status: res.statusCode, body: JSON.stringify(body ?? null) });
       return body;
     } catch (e) {
       await this.pool.query('delete from gateway.idempotency where tenant = $1 and key = $2', [tenant, key]).catch(() => undefined);
