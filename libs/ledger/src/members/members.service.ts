@@ -1,12 +1,11 @@
 import { Pool } from 'pg';
 import { ProgramStore } from '@loyalty/programs';
-import { randomBytes } from 'node:crypto';
 import { MemberView, memberStreamId as memberStream } from '@loyalty/contracts';
 import { CommandHandler, Decided, Decision, GroupCommitter, WrongExpectedRevisionError, decideOn } from '@loyalty/event-store';
 import {
   CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
 } from '@loyalty/domain-member';
-import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, problem, validation } from '@loyalty/platform';
+import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, randomBytesPooled, problem, validation } from '@loyalty/platform';
 import { LedgerReadModels } from '../ledger.read-models';
 import type { Pii, PiiVault } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
@@ -78,7 +77,7 @@ export class MembersService {
    * the claim won, another member when it is taken, null when it lost to a concurrent claim.
    */
   private claimForNew(tenant: string, kind: 'email' | 'phone' | 'ref', value: string, memberId: string): Promise<string | null> {
-    return this.claims.submit({ tenant, kind, value, memberId, key: randomBytes(32) });
+    return this.claims.submit({ tenant, kind, value, memberId, key: randomBytesPooled(32) });
   }
 
   constructor(

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { randomBytesPooled } from '@loyalty/platform';
 import { Pool } from 'pg';
 import type { SealedPii } from '@loyalty/domain-member';
 import { GroupCommitter } from '@loyalty/event-store';
@@ -26,7 +27,7 @@ export class PiiVault {
        select q.n, coalesce(i.key, k.key) as key from q
          left join ins i on i.tenant = q.tenant and i.member_id = q.member_id
          left join ledger.member_keys k on k.tenant = q.tenant and k.member_id = q.member_id`,
-      [items.map((i) => i.tenant), items.map((i) => i.memberId), items.map((i) => (i.create ? randomBytes(32) : null))]);
+      [items.map((i) => i.tenant), items.map((i) => i.memberId), items.map((i) => (i.create ? randomBytesPooled(32) : null))]);
     const out: (Buffer | null)[] = items.map(() => null);
     for (const r of rows) out[Number(r.n) - 1] = r.key;
     return out;
@@ -52,7 +53,7 @@ export class PiiVault {
   async seal(tenant: string, memberId: string, pii: Pii): Promise<SealedPii> {
     const key = await this.keyFor(tenant, memberId, true);
     if (!key) throw new Error('member key missing');
-    const iv = randomBytes(12);
+    const iv = randomBytesPooled(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     const data = Buffer.concat([cipher.update(JSON.stringify(pii), 'utf8'), cipher.final()]);
     return { v: 1, kid: memberId, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
