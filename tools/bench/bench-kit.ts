@@ -107,18 +107,21 @@ export const printTable = (title: string, rows: Figures[]): void => {
 };
 
 /** CPU seconds (user + system) of a process, from /proc (Linux); null elsewhere. */
-export const procCpu = (pid: number): number | null => {
+export const procCpu = (pid: number): number | null => procCpuSplit(pid)?.total ?? null;
+
+/** CPU seconds of a process, in all and in the kernel (system calls: socket writes and reads, epoll). */
+export const procCpuSplit = (pid: number): { total: number; system: number } | null => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+    return { total: (Number(f[11]) + Number(f[12])) / CLOCK_TICKS, system: Number(f[12]) / CLOCK_TICKS };
   } catch {
     return null;
   }
 };
 const CLOCK_TICKS = 100;
 
-export interface CpuSpent { nodeMs: number | null; pgMs: number | null }
+export interface CpuSpent { nodeMs: number | null; pgMs: number | null; nodeSystemMs?: number | null }
 
 /**
  * Measures the CPU the service spends on a piece of work, robust to a busy machine where
@@ -138,16 +141,20 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
     } catch { /* ignore */ }
     return m;
   };
-  const node0 = pid ? procCpu(pid) : null;
+  const node0 = pid ? procCpuSplit(pid) : null;
   const pg0 = await backends();
   return {
     stop: async () => {
-      const node1 = pid ? procCpu(pid) : null;
+      const node1 = pid ? procCpuSplit(pid) : null;
       const pg1 = await backends();
       await db?.end().catch(() => undefined);
       let pg = 0;
       for (const [p, c] of pg1) pg += c - (pg0.get(p) ?? 0);
-      return { nodeMs: node0 !== null && node1 !== null ? (node1 - node0) * 1000 : null, pgMs: db && pg1.size ? pg * 1000 : null };
+      return {
+        nodeMs: node0 && node1 ? (node1.total - node0.total) * 1000 : null,
+        nodeSystemMs: node0 && node1 ? (node1.system - node0.system) * 1000 : null,
+        pgMs: db && pg1.size ? pg * 1000 : null,
+      };
     },
   };
 };
@@ -155,6 +162,7 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
 /** "CPU per op: service 0.42 ms + PostgreSQL 0.31 ms" (what is unknown is left out). */
 export const cpuPerOp = (c: CpuSpent, ops: number): string => {
   if (!ops) return '';
-  const parts = [c.nodeMs !== null ? `service ${(c.nodeMs / ops).toFixed(3)} ms` : null, c.pgMs !== null ? `PostgreSQL ${(c.pgMs / ops).toFixed(3)} ms` : null].filter(Boolean);
+  const kernel = c.nodeMs && c.nodeSystemMs != null ? ` (${Math.round((100 * c.nodeSystemMs) / c.nodeMs)} % in the kernel)` : '';
+  const parts = [c.nodeMs !== null ? `service ${(c.nodeMs / ops).toFixed(3)} ms${kernel}` : null, c.pgMs !== null ? `PostgreSQL ${(c.pgMs / ops).toFixed(3)} ms` : null].filter(Boolean);
   return parts.length ? `CPU per op: ${parts.join(' + ')}` : '';
 };

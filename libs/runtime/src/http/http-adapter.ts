@@ -1,3 +1,4 @@
+import './lean-async-bind';
 import { parse as parseQuery } from 'node:querystring';
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
