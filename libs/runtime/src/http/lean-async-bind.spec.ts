@@ -26,7 +26,8 @@ describe('the lean AsyncResource.prototype.bind', () => {
     const own = { n: 7, get(this: { n: number }) { return this.n; } };
     const boundToCaller = resource.bind(own.get);
     expect(boundToCaller.call({ n: 9 })).toBe(9);
-    const boundToOwn = resource.bind(own.get, own);
+    // Node takes a thisArg too (its type definitions stopped declaring it)
+    const boundToOwn = (resource.bind as (fn: () => number, thisArg: unknown) => () => number)(own.get, own);
     expect(boundToOwn.call({ n: 9 })).toBe(7);
     // a new async id: the bound function runs inside the resource's scope
     const ids = new AsyncResource('scope').bind(() => executionAsyncId());
