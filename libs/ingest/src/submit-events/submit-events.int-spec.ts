@@ -135,6 +135,18 @@ describe('accepting events (PostgreSQL queue)', () => {
     expect((await s.submit('P-backlog-other', [{ event: paid('O-5') }])).results[0].replayed).toBe(false);
   });
 
+  it('backlog: a wide span of receipt order with few events still open is counted, not refused', async () => {
+    const tenant = 'P-backlog-span';
+    const s = service(3);
+    await s.submit(tenant, [1, 2, 3, 4, 5].map((i) => ({ event: paid(`S-${i}`) })));
+    // the oldest and the newest stay open, the three between finish: a span of 5, a backlog of 2
+    await db.pool.query(`update ingest.events set status = 'completed' where tenant = $1 and order_ref in ('S-2', 'S-3', 'S-4')`, [tenant]);
+    expect((await s.submit(tenant, [{ event: paid('S-6') }])).results[0].replayed).toBe(false);
+    // S-1, S-5 and S-6 wait; with S-3 queued again 4 do, more than 3: refused
+    await db.pool.query(`update ingest.events set status = 'queued' where tenant = $1 and order_ref = 'S-3'`, [tenant]);
+    expect((await rejection(s.submit(tenant, [{ event: paid('S-7') }]))).problem.slug).toBe('backlog');
+  });
+
   it('refuses events the queue cannot key, even if the gateway was bypassed', async () => {
     const e = await rejection(service().submit('P-guard', [{ event: { type: 'order.paid' } as unknown as InboundEvent }]));
     expect(e.problem).toMatchObject({ slug: 'validation', errors: [{ path: '/order_ref' }] });
