@@ -166,6 +166,37 @@ describe('PostgresEventStore: filtered subscriptions read only what they take an
     }
   });
 
+  it('at the end of the recent run, a filtered reader takes the unfiltered readers\' next page instead of a filtered query of its own', async () => {
+    const db = await createTestDatabase('es_filtered_tail', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    const own = jest.spyOn(store as unknown as { queryFilteredPage: () => Promise<unknown> }, 'queryFilteredPage');
+    try {
+      const first = await seed(store, 3);
+      const everything: RecordedEvent[] = [];
+      const all = store.subscribe({ from: START, onEvents: async (e) => { everything.push(...e); } });
+      await eventually(() => expect(everything).toHaveLength(9));
+      const f = follow(store, 2);
+      await eventually(() => expect(f.skips.some((p) => comparePositions(p, first.last) === 0)).toBe(true));
+      const before = own.mock.calls.length;
+      // both readers at the head: new rounds arrive while they wait
+      let last = first.last;
+      for (let i = 3; i < 8; i++) {
+        await store.append(`x-${i}`, [other(i)], 'any');
+        await store.append(`m-${i}`, [mine(i)], 'any');
+        last = (await store.append(`y-${i}`, [other(i)], 'any')).position;
+      }
+      await eventually(() => expect(f.skips.some((p) => comparePositions(p, last) === 0)).toBe(true));
+      await eventually(() => expect(everything).toHaveLength(24));
+      await Promise.all([all.stop(), f.sub.stop()]);
+      expect(f.seen.map((e) => (e.data as { n: number }).n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(own.mock.calls.length).toBe(before);
+    } finally {
+      own.mockRestore();
+      await store.close();
+      await db.drop();
+    }
+  });
+
   it('a ProjectionRunner of one filtered projection releases a waiter for an event it does not take, and writes nothing for it', async () => {
     const db = await createTestDatabase('es_filtered_runner', { migrations: [...EVENT_STORE_MIGRATIONS, ...PROJECTION_MIGRATIONS] });
     const store = new PostgresEventStore(db.pool, 60_000); // only NOTIFY and pokes wake it

@@ -449,6 +449,8 @@ export class PostgresEventStore implements EventStore {
   private static readonly RECENT_EVENTS = 5_000;
   /** A filtered page looks at no more than this many events of the store (matching or not). */
   static FILTER_WINDOW = 2_000;
+  /** The page a filtered reader at the end of the run reads unfiltered (the projection runners' own page size, so the reads are shared). */
+  private static readonly SHARED_PAGE = 1_000;
   /** Unfiltered reads under way, by start position: a subscriber at the same place waits for that read instead of issuing its own. */
   private readonly reading = new Map<string, { maxCount: number; page: Promise<{ events: RecordedEvent[]; held: boolean }> }>();
 
@@ -478,6 +480,19 @@ export class PostgresEventStore implements EventStore {
         for (; k < page.events.length && events.length < maxCount; k++) if (matchesFilter(page.events[k], filter)) events.push(page.events[k]);
         const complete = k === page.events.length || events.length < maxCount;
         return { events, held: false, horizon: complete ? page.events[page.events.length - 1].position : undefined, recent: true };
+      }
+      if (!unfiltered && i === page.events.length) {
+        // At the run's end: what follows is read once, unfiltered, for every reader of the process
+        // (the unfiltered readers ask for the same page and share the read, and it extends the run),
+        // and filtered here. Each filtered reader asking the store itself cost PostgreSQL a window
+        // of up to FILTER_WINDOW rows per page: five times the unfiltered read (measured, ingest).
+        const next = await this.readPage(after, Math.max(maxCount, PostgresEventStore.SHARED_PAGE));
+        if (!next.events.length) return { events: [], held: next.held };
+        const events: RecordedEvent[] = [];
+        let k = 0;
+        for (; k < next.events.length && events.length < maxCount; k++) if (matchesFilter(next.events[k], filter)) events.push(next.events[k]);
+        const complete = k === next.events.length || events.length < maxCount;
+        return { events, held: false, horizon: complete ? next.events[next.events.length - 1].position : undefined, recent: true };
       }
     }
     if (unfiltered) {

@@ -30,3 +30,25 @@ describe('createPool when the server drops a connection', () => {
     }
   });
 });
+
+describe('createPool connection settings', () => {
+  const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+  it('turns JIT compilation off, and the URL\'s own options still apply (and win)', async () => {
+    const plain = createPool(url, 1);
+    const withOptions = new URL(url);
+    withOptions.searchParams.set('options', '-c work_mem=8MB');
+    const tuned = createPool(withOptions.toString(), 1);
+    const overridden = new URL(url);
+    overridden.searchParams.set('options', '-c jit=on');
+    const back = createPool(overridden.toString(), 1);
+    try {
+      expect((await plain.query<{ jit: string }>('show jit')).rows[0].jit).toBe('off');
+      expect((await tuned.query<{ jit: string }>('show jit')).rows[0].jit).toBe('off');
+      expect((await tuned.query<{ work_mem: string }>('show work_mem')).rows[0].work_mem).toBe('8MB');
+      expect((await back.query<{ jit: string }>('show jit')).rows[0].jit).toBe('on');
+    } finally {
+      await Promise.all([plain.end(), tuned.end(), back.end()]);
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { Client, Pool, PoolClient } from 'pg';
+import { Client, Pool, PoolClient, PoolConfig } from 'pg';
 
 /** Creates the database named in the URL when it does not exist yet (first start on a fresh machine). */
 export const ensureDatabase = async (url: string): Promise<void> => {
@@ -27,6 +27,20 @@ export const ensureDatabase = async (url: string): Promise<void> => {
 };
 
 /**
+ * The service's connection settings: JIT compilation off (before any `options` the URL gives, which
+ * win). PostgreSQL compiles a statement whose estimated cost passes jit_above_cost, and estimates
+ * for statements over `unnest` of many parameters pass it easily: a batch's stream read (500
+ * ranges, every one a single index probe) spent 5.4 ms of its 6.3 ms compiling, about a tenth of
+ * PostgreSQL's CPU in the ingest benchmark. Nothing the service runs is long enough to repay it.
+ */
+export const poolConfig = (url: string, max: number): PoolConfig => {
+  const target = new URL(url);
+  const given = target.searchParams.get('options');
+  target.searchParams.delete('options');
+  return { connectionString: target.toString(), max, options: ['-c jit=off', given].filter(Boolean).join(' ') };
+};
+
+/**
  * A pool whose connections never end the process. pg emits 'error' on a client whose connection
  * drops (a PostgreSQL restart terminates every backend); the pool listens only while a client is
  * idle, so a client checked out at that moment (a transaction between two queries, a projection
@@ -36,7 +50,7 @@ export const ensureDatabase = async (url: string): Promise<void> => {
  * when it is released.
  */
 export const createPool = (url: string, max = 20): Pool => {
-  const pool = new Pool({ connectionString: url, max });
+  const pool = new Pool(poolConfig(url, max));
   pool.on('error', () => undefined); // idle client errors surface on the next query
   pool.on('connect', (client) => { client.on('error', () => undefined); });
   return pool;
