@@ -147,6 +147,28 @@ describe('accepting events (PostgreSQL queue)', () => {
     expect((await rejection(s.submit(tenant, [{ event: paid('S-7') }]))).problem.slug).toBe('backlog');
   });
 
+  it('backlog: a recent reading of the oldest open event is reused (one probe a POST), and never lets the backlog pass the limit', async () => {
+    const tenant = 'P-backlog-reuse';
+    const s = service(4);
+    await s.submit(tenant, [{ event: paid('R-1') }, { event: paid('R-2') }]);
+    await s.submit(tenant, [{ event: paid('R-3') }]); // reads the oldest open event (R-1)
+    const spy = jest.spyOn(db.pool, 'query');
+    try {
+      await s.submit(tenant, [{ event: paid('R-4') }]);
+      const backlogSql = spy.mock.calls.map((c) => String(c[0])).filter((q) => q.includes('max(seq)'));
+      expect(backlogSql).toEqual(['select max(seq) as newest from ingest.events where tenant = $1']);
+    } finally {
+      spy.mockRestore();
+    }
+    // R-1 and R-2 finish: the reading (R-1) is stale, the span from it overstates the backlog, so it is read again
+    await db.pool.query(`update ingest.events set status = 'completed' where tenant = $1 and order_ref in ('R-1', 'R-2')`, [tenant]);
+    await s.submit(tenant, [{ event: paid('R-5') }, { event: paid('R-6') }]);
+    expect(await count(tenant, `status = 'queued'`)).toBe(4);
+    // 4 waiting is not more than 4; then 5 are
+    expect((await s.submit(tenant, [{ event: paid('R-7') }])).results[0].replayed).toBe(false);
+    expect((await rejection(s.submit(tenant, [{ event: paid('R-8') }]))).problem.slug).toBe('backlog');
+  });
+
   it('refuses events the queue cannot key, even if the gateway was bypassed', async () => {
     const e = await rejection(service().submit('P-guard', [{ event: { type: 'order.paid' } as unknown as InboundEvent }]));
     expect(e.problem).toMatchObject({ slug: 'validation', errors: [{ path: '/order_ref' }] });
