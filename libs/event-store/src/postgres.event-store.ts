@@ -1,5 +1,5 @@
 import { Pool, PoolClient } from 'pg';
-import { MigrationClass, sqlMigration } from '@loyalty/platform';
+import { MigrationClass, prepared, sqlMigration } from '@loyalty/platform';
 import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions, matchesFilter,
@@ -234,6 +234,10 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
   return sql;
 };
 
+/** The appends' calls, prepared: parsed once per connection (the functions cache their own plans). */
+const APPEND_SET_SQL = prepared('es_append_set', 'select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])');
+const APPEND_EVENTS_SQL = prepared('es_append_events', 'select * from es.append_events($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])');
+
 export interface PostgresEventStoreOptions {
   /** Test-only: awaited after an append's rows are written, just before COMMIT (to delay commits out of order). */
   beforeCommit?: () => Promise<void>;
@@ -327,8 +331,7 @@ export class PostgresEventStore implements EventStore {
     ];
     for (let attempt = 0; ; attempt++) {
       try {
-        const { rows } = await this.pool.query<AppendRow & { idx: number }>(
-          'select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])', params);
+        const { rows } = await this.pool.query<AppendRow & { idx: number }>(APPEND_SET_SQL(params));
         const out: GroupOutcome<AppendResult>[] = new Array(items.length);
         for (const r of rows) {
           const it = sorted[r.idx - 1];
@@ -420,10 +423,9 @@ export class PostgresEventStore implements EventStore {
 
   /** The append as one statement (es.append_events): one round trip, its own transaction. */
   private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const { rows } = await this.pool.query<AppendRow>(
-      'select * from es.append_events($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])',
+    const { rows } = await this.pool.query<AppendRow>(APPEND_EVENTS_SQL(
       [streamId, typeof expected === 'bigint' ? expected.toString() : expected, events.map((e) => e.id), events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {}))]);
+        events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {}))]));
     const out = this.outcomeOf(streamId, expected, rows[0]);
     if (out instanceof Error) throw out;
     return out;

@@ -1,4 +1,4 @@
-import { Client, Pool, PoolClient, PoolConfig } from 'pg';
+import { Client, Pool, PoolClient, PoolConfig, QueryConfig } from 'pg';
 
 /** Creates the database named in the URL when it does not exist yet (first start on a fresh machine). */
 export const ensureDatabase = async (url: string): Promise<void> => {
@@ -81,4 +81,16 @@ export const deleteTenantRows = async (db: Pick<Pool, 'query'>, tables: readonly
   let n = 0;
   for (const table of tables) n += (await db.query(`delete from ${table} where tenant = $1`, [tenant])).rowCount ?? 0;
   return n;
+};
+
+/**
+ * A statement PostgreSQL parses once per connection and, after five runs, plans once too (a named,
+ * prepared statement on its generic plan). Only for statements whose generic plan is the plan a
+ * custom one would be: index probes per row, whatever the row counts (a generic plan assumes 10
+ * rows for every `unnest($n)`). Parsing and planning the identity claim of an enrolment took 0.33
+ * ms a call, more than running it (0.18 ms). Returns the query config for `pool.query`.
+ */
+export const prepared = (name: string, text: string) => {
+  const fullName = `loyalty_${name}`;
+  return (values: unknown[]): QueryConfig<unknown[]> => ({ name: fullName, text, values });
 };

@@ -5,7 +5,7 @@ import { CommandHandler, Decided, Decision, GroupCommitter, WrongExpectedRevisio
 import {
   CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
 } from '@loyalty/domain-member';
-import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, randomBytesPooled, problem, validation } from '@loyalty/platform';
+import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, prepared, problem, validation, randomBytesPooled } from '@loyalty/platform';
 import { LedgerReadModels } from '../ledger.read-models';
 import type { Pii, PiiVault } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
@@ -22,6 +22,39 @@ export interface ProfileInput { email?: string; phone?: string; external_ref?: s
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Identity look-ups of a group, prepared. Written as one probe of the identity key per item (a
+ * `lateral` subquery): a generic plan made while the table was small read it whole (a hash join
+ * over a sequential scan) and kept doing so as it grew.
+ */
+const LOOKUP_SQL = prepared('identity_lookup',
+  `select q.n, i.member_id from unnest($1::text[], $2::text[], $3::text[]) with ordinality as q(tenant, kind, value, n)
+     cross join lateral (
+       select x.member_id from ledger.identities x where x.tenant = q.tenant and x.kind = q.kind and x.value = q.value limit 1) i`);
+
+/** Identity claims of a group: see MembersService.claims. */
+const CLAIM_TEXT = `with q as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) with ordinality as q(tenant, kind, value, member_id, key, n)),
+            ins as (
+              insert into ledger.identities (tenant, kind, value, member_id)
+              select distinct on (tenant, kind, value) tenant, kind, value, member_id from q order by tenant, kind, value, n
+              on conflict (tenant, kind, value) do nothing returning tenant, kind, value, member_id),
+            keys as (
+              insert into ledger.member_keys (tenant, member_id, key)
+              select q.tenant, q.member_id, q.key from q join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value and i.member_id = q.member_id
+              where q.key is not null order by 1, 2
+              on conflict do nothing)
+       select q.n, coalesce(i.member_id, x.member_id) as member_id from q
+         left join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value
+         left join lateral (
+           select y.member_id from ledger.identities y where y.tenant = q.tenant and y.kind = q.kind and y.value = q.value limit 1) x on true`;
+/**
+ * Groups of up to this many claims run the claim prepared (its generic plan joins the group's rows
+ * by nested loops, which is the plan for a handful of rows, not for thousands); larger groups (an
+ * import) are planned for their size.
+ */
+const CLAIM_PREPARED_MAX = 64;
+const CLAIM_SQL = prepared('identity_claim', CLAIM_TEXT);
+
 /** One per process: every MembersService of the process serialises on the same identity values. */
 const LOCKS = new KeyedMutex();
 
@@ -35,9 +68,7 @@ export class MembersService {
   /** Identity look-ups that arrive while one runs share the next query (many order events at once). */
   private readonly lookups = new GroupCommitter<{ tenant: string; kind: string; value: string }, string | null>(async (items) => {
     const { rows } = await this.pool.query<{ n: string; member_id: string }>(
-      `select q.n, i.member_id from unnest($1::text[], $2::text[], $3::text[]) with ordinality as q(tenant, kind, value, n)
-         join ledger.identities i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value`,
-      [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value)]);
+      LOOKUP_SQL([items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value)]));
     const out: (string | null)[] = items.map(() => null);
     for (const r of rows) out[Number(r.n) - 1] = r.member_id;
     return out;
@@ -50,21 +81,9 @@ export class MembersService {
    * committed after the statement began sees no owner (null): the caller looks again, as on any lost claim.
    */
   private readonly claims = new GroupCommitter<{ tenant: string; kind: string; value: string; memberId: string; key: Buffer | null }, string | null>(async (items) => {
-    const { rows } = await this.pool.query<{ n: string; member_id: string | null }>(
-      `with q as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[]) with ordinality as q(tenant, kind, value, member_id, key, n)),
-            ins as (
-              insert into ledger.identities (tenant, kind, value, member_id)
-              select distinct on (tenant, kind, value) tenant, kind, value, member_id from q order by tenant, kind, value, n
-              on conflict (tenant, kind, value) do nothing returning tenant, kind, value, member_id),
-            keys as (
-              insert into ledger.member_keys (tenant, member_id, key)
-              select q.tenant, q.member_id, q.key from q join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value and i.member_id = q.member_id
-              where q.key is not null order by 1, 2
-              on conflict do nothing)
-       select q.n, coalesce(i.member_id, x.member_id) as member_id from q
-         left join ins i on i.tenant = q.tenant and i.kind = q.kind and i.value = q.value
-         left join ledger.identities x on x.tenant = q.tenant and x.kind = q.kind and x.value = q.value`,
-      [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value), items.map((i) => i.memberId), items.map((i) => i.key)]);
+    const claim = items.length <= CLAIM_PREPARED_MAX ? CLAIM_SQL : (values: unknown[]) => ({ text: CLAIM_TEXT, values });
+    const { rows } = await this.pool.query<{ n: string; member_id: string | null }>(claim(
+      [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value), items.map((i) => i.memberId), items.map((i) => i.key)]));
     const out: (string | null)[] = items.map(() => null);
     for (const r of rows) out[Number(r.n) - 1] = r.member_id;
     items.forEach((it, i) => { if (it.key && out[i] === it.memberId) this.vault.adopt(it.tenant, it.memberId, it.key); });
