@@ -5,7 +5,7 @@ import { pathOf } from '@loyalty/runtime';
 import { createHash } from 'node:crypto';
 import { Pool } from 'pg';
 import { Observable, from, lastValueFrom } from 'rxjs';
-import { problem, validation } from '@loyalty/platform';
+import { prepared, problem, validation } from '@loyalty/platform';
 import { GroupCommitter } from '@loyalty/event-store';
 import { PG_POOL } from '../tokens';
 import { GatewayRequest, headerOf } from '../http/request-context';
@@ -20,6 +20,18 @@ export const Idempotent = () => applyDecorators(SetMetadata(IDEMPOTENT_KEY, true
 const RETENTION = "interval '30 days'";
 /** A record still in progress after this long belongs to a crashed call and may be taken over. */
 const STALE_IN_PROGRESS_SECONDS = 60;
+
+/** The key claims of a group, prepared (parsed once per connection: an insert whose only read is its conflict index). */
+const CLAIM_SQL = prepared('idempotency_claim', `with q as (select * from unnest($1::text[], $2::text[], $3::text[]) with ordinality as q(tenant, key, hash, n)),
+        firsts as (select distinct on (tenant, key) tenant, key, hash, n from q order by tenant, key, n),
+        ins as (
+          insert into gateway.idempotency as g (tenant, key, request_hash, state)
+          select tenant, key, hash, 'in_progress' from firsts order by tenant, key
+          on conflict (tenant, key) do update set request_hash = excluded.request_hash, state = 'in_progress', created_at = now(), response_status = null, response_body = null
+            where g.created_at < now() - ${RETENTION}
+               or (g.state = 'in_progress' and g.created_at < now() - make_interval(secs => ${STALE_IN_PROGRESS_SECONDS}))
+          returning g.tenant, g.key)
+   select f.n from firsts f join ins using (tenant, key)`);
 
 const canonical = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
@@ -65,18 +77,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
    * items that got theirs. Of two items with one key in a batch only the first can.
    */
   private async claimMany(items: Claim[]): Promise<boolean[]> {
-    const { rows } = await this.pool.query<{ n: string }>(
-      `with q as (select * from unnest($1::text[], $2::text[], $3::text[]) with ordinality as q(tenant, key, hash, n)),
-            firsts as (select distinct on (tenant, key) tenant, key, hash, n from q order by tenant, key, n),
-            ins as (
-              insert into gateway.idempotency as g (tenant, key, request_hash, state)
-              select tenant, key, hash, 'in_progress' from firsts order by tenant, key
-              on conflict (tenant, key) do update set request_hash = excluded.request_hash, state = 'in_progress', created_at = now(), response_status = null, response_body = null
-                where g.created_at < now() - ${RETENTION}
-                   or (g.state = 'in_progress' and g.created_at < now() - make_interval(secs => ${STALE_IN_PROGRESS_SECONDS}))
-              returning g.tenant, g.key)
-       select f.n from firsts f join ins using (tenant, key)`,
-      [items.map((i) => i.tenant), items.map((i) => i.key), items.map((i) => i.hash)]);
+    const { rows } = await this.pool.query<{ n: string }>(CLAIM_SQL([items.map((i) => i.tenant), items.map((i) => i.key), items.map((i) => i.hash)]));
     const won = new Set(rows.map((r) => Number(r.n)));
     return items.map((_, i) => won.has(i + 1));
   }

@@ -2,6 +2,7 @@ import { Pool, PoolClient } from 'pg';
 import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import type { MemberEvent } from '@loyalty/domain-member';
+import { prepared } from '@loyalty/platform';
 
 const HANDLED = ['VoucherIssued', 'VoucherUsed', 'VoucherRestored', 'ReservationOpened', 'ReservationConfirmed', 'ReservationReleased'] as const;
 
@@ -43,20 +44,10 @@ export class RedemptionsProjection implements Projection {
     const { issued, opened, moves } = this;
     this.reset();
     if (issued.length) {
-      await tx.query(
-        `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
-         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
-         on conflict (tenant, id) do nothing`,
-        columnsOf(issued, 11));
+      await tx.query(INSERT_REDEMPTIONS_SQL(columnsOf(issued, 11)));
     }
     if (opened.length) {
-      await tx.query(
-        `insert into redemption.reservations (tenant, id, member_id, status, amount_cents, cart_ref, expires_at, created_at)
-         select t.tenant, t.id, t.member_id, 'open', t.amount_cents, t.cart_ref, t.expires_at, t.created_at
-         from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[])
-           as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at)
-         on conflict (tenant, id) do nothing`,
-        columnsOf(opened, 7));
+      await tx.query(INSERT_RESERVATIONS_SQL(columnsOf(opened, 7)));
     }
     // each update moves a row out of the status it names, so replaying an event changes nothing
     for (const kind of MOVE_KINDS) if (moves[kind].length) await moveMany(tx, MOVES[kind], moves[kind]);
@@ -99,6 +90,19 @@ export class RedemptionsProjection implements Projection {
     }
   }
 }
+
+
+/** The rows a batch issues and opens, prepared (inserts whose only read is their conflict index). */
+const INSERT_REDEMPTIONS_SQL = prepared('redemptions_insert',
+  `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
+   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
+   on conflict (tenant, id) do nothing`);
+const INSERT_RESERVATIONS_SQL = prepared('reservations_insert',
+  `insert into redemption.reservations (tenant, id, member_id, status, amount_cents, cart_ref, expires_at, created_at)
+   select t.tenant, t.id, t.member_id, 'open', t.amount_cents, t.cart_ref, t.expires_at, t.created_at
+   from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[])
+     as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at)
+   on conflict (tenant, id) do nothing`);
 
 /** A kind of status move: the table, the status it moves rows out of, and the columns it sets besides status. */
 interface MoveKind { table: 'redemptions' | 'reservations'; from: 'created' | 'open'; also: string[] }
