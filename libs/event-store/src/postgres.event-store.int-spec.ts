@@ -189,7 +189,9 @@ describe('PostgresEventStore: filtered subscriptions read only what they take an
       await eventually(() => expect(everything).toHaveLength(24));
       await Promise.all([all.stop(), f.sub.stop()]);
       expect(f.seen.map((e) => (e.data as { n: number }).n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-      expect(own.mock.calls.length).toBe(before);
+      // (a reader can still fall outside the run in a rare interleaving of reads, and then asks the store itself:
+      // without the shared page, every one of its pages was its own query, 17 here)
+      expect(own.mock.calls.length - before).toBeLessThanOrEqual(2);
     } finally {
       own.mockRestore();
       await store.close();

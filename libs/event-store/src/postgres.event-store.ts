@@ -347,7 +347,7 @@ export class PostgresEventStore implements EventStore {
   private readonly reads: GroupCommitter<StreamRange, RecordedEvent[]> | null;
 
   constructor(private readonly pool: Pool, private readonly pollMs = 500, private readonly options: PostgresEventStoreOptions = {}) {
-    this.group = options.beforeCommit || options.groupCommit === false ? null : new GroupCommitter((items) => this.appendGroup(items));
+    this.group = options.beforeCommit || options.groupCommit === false ? null : new GroupCommitter((items) => this.appendGroup(items), 500, 2);
     this.reads = options.groupCommit === false ? null : new GroupCommitter((items) => this.readStreams(items));
   }
 
@@ -688,6 +688,13 @@ export class PostgresEventStore implements EventStore {
   private rememberPage(after: Position, events: RecordedEvent[]): void {
     const run = this.recent;
     const end = run && run.events.length ? run.events[run.events.length - 1].position : null;
+    if (run && end && comparePositions(after, end) < 0 && comparePositions(after, run.from) >= 0) {
+      // a page that starts inside the run (a read that began before another one extended it): what
+      // it holds after the run's end follows the run without a gap
+      const k = events.findIndex((e) => comparePositions(e.position, end) > 0);
+      if (k >= 0) this.rememberPage(end, events.slice(k));
+      return;
+    }
     if (run && end && comparePositions(after, end) === 0) {
       let merged = run.events.concat(events);
       let from = run.from;

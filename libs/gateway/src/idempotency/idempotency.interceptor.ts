@@ -68,8 +68,8 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
    * Claims and results of the calls running at the same time share one statement each (group
    * commit): a reserve-and-confirm run made two single-row transactions per reservation here.
    */
-  private readonly claims = new GroupCommitter<Claim, boolean>((items) => this.claimMany(items));
-  private readonly results = new GroupCommitter<Result, void>((items) => this.recordMany(items));
+  private readonly claims = new GroupCommitter<Claim, boolean>((items) => this.claimMany(items), 500, 2);
+  private readonly results = new GroupCommitter<Result, void>((items) => this.recordMany(items), 500, 2);
   constructor(private readonly reflector: Reflector, @Inject(PG_POOL) private readonly pool: Pool) {}
 
   /**

@@ -88,7 +88,7 @@ export class MembersService {
     for (const r of rows) out[Number(r.n) - 1] = r.member_id;
     items.forEach((it, i) => { if (it.key && out[i] === it.memberId) this.vault.adopt(it.tenant, it.memberId, it.key); });
     return out;
-  });
+  }, 500, 2);
 
   /**
    * Claims an identifier for a member id this call just minted, creating the member's PII key in
