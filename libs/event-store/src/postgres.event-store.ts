@@ -317,6 +317,20 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
   return sql;
 };
 
+/** One stream's events from a revision on (the primary key), prepared. */
+const READ_STREAM_SQL = prepared('es_read_stream', 'select * from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3');
+/**
+ * Many stream ranges in one statement, prepared: each range read through the primary key (stream,
+ * revision). As a plain join, on a store whose statistics lagged, PostgreSQL hash-joined the whole of
+ * es.events (in parallel) per read; the `lateral` subquery leaves no plan but the probe.
+ */
+const READ_STREAMS_SQL = prepared('es_read_streams',
+  `select e.*, q.n from unnest($1::text[], $2::bigint[], $3::bigint[]) with ordinality as q(s, f, t, n)
+     cross join lateral (
+       select * from es.events x
+        where x.stream_id = q.s and x.stream_revision >= q.f and (q.t is null or x.stream_revision <= q.t)
+        order by x.stream_revision) e
+    order by q.n, e.stream_revision`);
 /** The appends' calls, prepared: parsed once per connection (the functions cache their own plans). */
 const APPEND_SET_SQL = prepared('es_append_set', 'select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])');
 const APPEND_FEW_SQL = prepared('es_append_few', 'select * from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])');
@@ -355,15 +369,7 @@ export class PostgresEventStore implements EventStore {
   async readStreams(items: readonly StreamRange[]): Promise<RecordedEvent[][]> {
     if (!items.length) return [];
     const { rows } = await this.pool.query<Row & { n: string }>(
-      // each range read through the primary key (stream, revision): as a plain join, on a store
-      // whose statistics lagged, PostgreSQL hash-joined the whole of es.events (in parallel) per read
-      `select e.*, q.n from unnest($1::text[], $2::bigint[], $3::bigint[]) with ordinality as q(s, f, t, n)
-         cross join lateral (
-           select * from es.events x
-            where x.stream_id = q.s and x.stream_revision >= q.f and (q.t is null or x.stream_revision <= q.t)
-            order by x.stream_revision) e
-        order by q.n, e.stream_revision`,
-      [items.map((i) => i.streamId), items.map((i) => i.from.toString()), items.map((i) => (i.to === undefined ? null : i.to.toString()))]);
+      READ_STREAMS_SQL([items.map((i) => i.streamId), items.map((i) => i.from.toString()), items.map((i) => (i.to === undefined ? null : i.to.toString()))]));
     const out: RecordedEvent[][] = items.map(() => []);
     for (const r of rows) out[Number(r.n) - 1].push(toRecorded(r));
     return out;
@@ -520,9 +526,7 @@ export class PostgresEventStore implements EventStore {
   async readStream(streamId: string, fromRevision = 0n, maxCount?: number): Promise<RecordedEvent[]> {
     // the whole rest of the stream: shared with the reads of other streams that arrive meanwhile
     if (this.reads && maxCount === undefined) return this.reads.submit({ streamId, from: fromRevision });
-    const { rows } = await this.pool.query<Row>(
-      'select * from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3',
-      [streamId, fromRevision.toString(), maxCount ?? 1_000_000_000]);
+    const { rows } = await this.pool.query<Row>(READ_STREAM_SQL([streamId, fromRevision.toString(), maxCount ?? 1_000_000_000]));
     return rows.map(toRecorded);
   }
 

@@ -1,5 +1,5 @@
 import { Pool, PoolClient } from 'pg';
-import { MigrationClass, sqlMigration } from '@loyalty/platform';
+import { MigrationClass, prepared, sqlMigration } from '@loyalty/platform';
 import { EventStore, Position, RecordedEvent, START, Subscription, SubscriptionFilter, comparePositions, matchesFilter, positionToString } from './event-store.port';
 
 export const Projections001_1764000004000 = sqlMigration('Projections001_1764000004000', {
@@ -52,6 +52,15 @@ export interface ProjectionRunnerOptions {
   /** After each batch committed: the events in it that were new to the first projection (issue 11: the ledger counts points here). */
   onApplied?: (events: readonly RecordedEvent[]) => void;
 }
+
+
+/** A batch's checkpoint statements, prepared (es.checkpoints holds a row per projection: any plan reads it cheaply). */
+const LOCK_CHECKPOINTS_SQL = prepared('es_checkpoints_lock',
+  `insert into es.checkpoints (name, commit_pos, prepare_pos) select n, '0', '0' from unnest($1::text[]) as t(n) order by n
+   on conflict (name) do update set name = excluded.name returning name, commit_pos, prepare_pos`);
+const MOVE_CHECKPOINTS_SQL = prepared('es_checkpoints_move',
+  `update es.checkpoints c set commit_pos = t.c, prepare_pos = t.p, updated_at = now()
+   from unnest($1::text[], $2::text[], $3::text[]) as t(n, c, p) where c.name = t.n`);
 
 export class ProjectionRunner {
   /** The runners started in this process and not stopped (every service's, in the standalone mode): /metrics and /readyz report their lag. */
@@ -234,9 +243,7 @@ export class ProjectionRunner {
       // already applied: another runner of the same projections (a replica) may have got there first,
       // and exactly-once must hold for it too.
       const names = [...this.names].sort();
-      const { rows } = await client.query<{ name: string; commit_pos: string; prepare_pos: string }>(
-        `insert into es.checkpoints (name, commit_pos, prepare_pos) select n, '0', '0' from unnest($1::text[]) as t(n) order by n
-         on conflict (name) do update set name = excluded.name returning name, commit_pos, prepare_pos`, [names]);
+      const { rows } = await client.query<{ name: string; commit_pos: string; prepare_pos: string }>(LOCK_CHECKPOINTS_SQL([names]));
       const stored = new Map(rows.map((r) => [r.name, { commit: BigInt(r.commit_pos), prepare: BigInt(r.prepare_pos) } as Position]));
       const fresh = (p: Projection) => events.filter((e) => comparePositions(e.position, stored.get(p.name)!) > 0 && matchesFilter(e, p.filter));
       for (const p of this.projections) await p.beforeBatch?.(client, fresh(p));
@@ -251,10 +258,7 @@ export class ProjectionRunner {
         const st = stored.get(n)!;
         return comparePositions(batchEnd, st) > 0 ? batchEnd : st;
       });
-      await client.query(
-        `update es.checkpoints c set commit_pos = t.c, prepare_pos = t.p, updated_at = now()
-         from unnest($1::text[], $2::text[], $3::text[]) as t(n, c, p) where c.name = t.n`,
-        [names, lasts.map((l) => l.commit.toString()), lasts.map((l) => l.prepare.toString())]);
+      await client.query(MOVE_CHECKPOINTS_SQL([names, lasts.map((l) => l.commit.toString()), lasts.map((l) => l.prepare.toString())]));
       await client.query('commit');
       this.position = earliest(lasts);
       this.lastError = null;

@@ -140,9 +140,10 @@ describe('snapshots (PostgreSQL)', () => {
     await settle();
     const statements: string[] = [];
     const query = db.pool.query.bind(db.pool);
-    const spy = jest.spyOn(db.pool, 'query').mockImplementation(((text: string, ...rest: unknown[]) => {
+    const spy = jest.spyOn(db.pool, 'query').mockImplementation(((q: string | { text: string }, ...rest: unknown[]) => {
+      const text = typeof q === 'string' ? q : q.text;
       if (typeof text === 'string' && text.includes('es.snapshots')) statements.push(text);
-      return (query as (...args: unknown[]) => unknown)(text, ...rest);
+      return (query as (...args: unknown[]) => unknown)(q, ...rest);
     }) as never);
     try {
       const [sa, sb, sa2, none] = await Promise.all([

@@ -1,6 +1,6 @@
 import { deserialize, serialize } from 'node:v8';
 import { Pool } from 'pg';
-import { MigrationClass, SqlMigration } from '@loyalty/platform';
+import { MigrationClass, SqlMigration, prepared } from '@loyalty/platform';
 import { EventStore, RecordedEvent } from './event-store.port';
 import { GroupCommitter } from './group-commit';
 
@@ -32,6 +32,16 @@ export class Snapshots001_1764000005000 extends SqlMigration {
 export const SNAPSHOT_MIGRATIONS: MigrationClass[] = [
   Snapshots001_1764000005000,
 ];
+
+
+/** The newest snapshot of each stream at or below a revision, prepared: one probe per stream (a `lateral` subquery). */
+const LATEST_SNAPSHOTS_SQL = prepared('es_latest_snapshots',
+  `select s.stream_id, s.revision, s.event_id, encode(s.state, 'base64') as state
+     from unnest($1::text[], $2::bigint[]) as q(stream_id, max_rev)
+     cross join lateral (
+       select stream_id, revision, event_id, state from es.snapshots s
+        where s.stream_id = q.stream_id and s.format = $3 and (q.max_rev is null or s.revision <= q.max_rev)
+        order by s.revision desc limit 1) s`);
 
 /**
  * How an evolver's states are snapshotted: its shape version and how often (every N events).
@@ -92,14 +102,8 @@ export class SnapshotStore {
     if (!items.length) return out;
     // the state travels as base64 text, not bytea's hex (issue 13): a third fewer bytes to receive and parse than
     // hex's two characters a byte (a 2.5 MB snapshot arrived in ~58 ms as hex, ~29 ms as base64 on a loaded machine)
-    const { rows } = await this.pool.query<{ stream_id: string; revision: string; event_id: string; state: string }>(
-      `select s.stream_id, s.revision, s.event_id, encode(s.state, 'base64') as state
-         from unnest($1::text[], $2::bigint[]) as q(stream_id, max_rev)
-         cross join lateral (
-           select stream_id, revision, event_id, state from es.snapshots s
-            where s.stream_id = q.stream_id and s.format = $3 and (q.max_rev is null or s.revision <= q.max_rev)
-            order by s.revision desc limit 1) s`,
-      [items.map((i) => i.streamId), items.map((i) => (i.maxRevision === undefined ? null : i.maxRevision.toString())), SnapshotStore.format(policy)]);
+    const { rows } = await this.pool.query<{ stream_id: string; revision: string; event_id: string; state: string }>(LATEST_SNAPSHOTS_SQL(
+      [items.map((i) => i.streamId), items.map((i) => (i.maxRevision === undefined ? null : i.maxRevision.toString())), SnapshotStore.format(policy)]));
     for (const r of rows) {
       try {
         const stored: unknown = deserialize(Buffer.from(r.state, 'base64')); // Node's decoder skips the line breaks PostgreSQL's encoder adds

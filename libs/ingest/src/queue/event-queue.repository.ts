@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { GroupCommitter } from '@loyalty/event-store';
 import type { EventStatusValue, InboundEvent, InboundEventType } from '@loyalty/contracts';
+import { prepared } from '@loyalty/platform';
 import type { Carrier } from '@loyalty/platform';
 
 /** A row of `ingest.events` as the service reads it. */
@@ -47,6 +48,20 @@ const COLUMNS = `seq, tenant, id, idempotency_key, type, order_ref, partition_ke
   error, ledger_entry_ids, attempts, received_at, processed_at`;
 const RETENTION = "interval '30 days'";
 
+/** The claim (a function: it plans its own statement), prepared. */
+const CLAIM_SQL = prepared('ingest_claim', 'select * from ingest.claim_events($1, $2)');
+/** The newest event of a tenant (events_by_tenant, backwards), prepared. */
+const NEWEST_SQL = prepared('ingest_newest', 'select max(seq) as newest from ingest.events where tenant = $1');
+/**
+ * Accepted events by idempotency key, prepared: one probe of the key index per key. As
+ * `idempotency_key = any($2)`, on a queue whose statistics lagged, PostgreSQL read every row of
+ * the tenant and compared it with every key.
+ */
+const FIND_BY_KEYS_SQL = prepared('ingest_find_by_keys',
+  `select e.* from unnest($2::text[]) as k(key)
+     cross join lateral (
+       select ${COLUMNS} from ingest.events where tenant = $1 and idempotency_key = k.key and not key_retired limit 1) e`);
+
 type Outcome = { status: 'completed' | 'failed'; error: string | null; ledger_entry_ids: string[] };
 interface Finish { e: ClaimedEvent; outcome: Outcome; processedAt: Date }
 
@@ -66,12 +81,7 @@ export class EventQueueRepository {
 
   async findByKeys(tenant: string, keys: string[]): Promise<EventRow[]> {
     if (keys.length === 0) return [];
-    const { rows } = await this.pool.query<EventRow>(
-      // one probe of the key index per key: as `idempotency_key = any($2)`, on a queue whose
-      // statistics lagged, PostgreSQL read every row of the tenant and compared it with every key
-      `select e.* from unnest($2::text[]) as k(key)
-         cross join lateral (
-           select ${COLUMNS} from ingest.events where tenant = $1 and idempotency_key = k.key and not key_retired limit 1) e`, [tenant, keys]);
+    const { rows } = await this.pool.query<EventRow>(FIND_BY_KEYS_SQL([tenant, keys]));
     return rows;
   }
 
@@ -90,8 +100,7 @@ export class EventQueueRepository {
     // during the ingest benchmark); the newest event is one probe.
     const known = this.oldestOpen.get(tenant);
     if (known && Date.now() - known.at < EventQueueRepository.OLDEST_OPEN_TTL_MS) {
-      const { rows: [r] } = await this.pool.query<{ newest: string | null }>(
-        'select max(seq) as newest from ingest.events where tenant = $1', [tenant]);
+      const { rows: [r] } = await this.pool.query<{ newest: string | null }>(NEWEST_SQL([tenant]));
       if (r.newest === null || BigInt(r.newest) - known.seq + 1n <= BigInt(limit)) return false;
     }
     const { rows: [span] } = await this.pool.query<{ newest: string | null; oldest: string | null }>(
@@ -176,7 +185,7 @@ export class EventQueueRepository {
    */
   async claim(n: number, leaseMs: number): Promise<ClaimedEvent[]> {
     // ingest.claim_events (IngestLeases003): the oldest open event of each partition, in seq order, leased
-    const { rows } = await this.pool.query<ClaimedEvent>('select * from ingest.claim_events($1, $2)', [n, leaseMs]);
+    const { rows } = await this.pool.query<ClaimedEvent>(CLAIM_SQL([n, leaseMs]));
     return rows.sort((a, b) => compareSeq(a.seq, b.seq));
   }
 

@@ -155,7 +155,7 @@ describe('accepting events (PostgreSQL queue)', () => {
     const spy = jest.spyOn(db.pool, 'query');
     try {
       await s.submit(tenant, [{ event: paid('R-4') }]);
-      const backlogSql = spy.mock.calls.map((c) => String(c[0])).filter((q) => q.includes('max(seq)'));
+      const backlogSql = spy.mock.calls.map(([q]) => (typeof q === 'string' ? q : String((q as { text?: string }).text))).filter((q) => q.includes('max(seq)'));
       expect(backlogSql).toEqual(['select max(seq) as newest from ingest.events where tenant = $1']);
     } finally {
       spy.mockRestore();
