@@ -61,7 +61,7 @@ main_of() { echo "dist/apps/$1/src/main.js"; }
 start_app() {
   local app=$1 port=$2
   echo "=== $(date -u +%FT%TZ) starting $app on :$port" >> "$state/$app.log"
-  PORT=$port nohup node $(cat tools/node-flags) -r ./tools/register-paths.js "$(main_of "$app")" >> "$state/$app.log" 2>&1 &
+  PORT=$port nohup node $(cat tools/node-flags) ${DIST_NODE_ARGS:-} -r ./tools/register-paths.js "$(main_of "$app")" >> "$state/$app.log" 2>&1 &
   echo $! > "$state/$app.pid"
   echo "$port" > "$state/$app.port"
 }
