@@ -1,4 +1,5 @@
-import { Pool, PoolClient } from 'pg';
+import { createHash } from 'node:crypto';
+import { Pool, PoolClient, QueryConfig } from 'pg';
 import { MigrationClass, prepared, sqlMigration } from '@loyalty/platform';
 import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
@@ -315,6 +316,22 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
     sql += ` and type = any($${params.length})`;
   }
   return sql;
+};
+
+/**
+ * A filtered page's statement, prepared under a name of its text (a handful per process: one per
+ * filter shape). Its plan is index order on events_global whatever the values, and parsing and
+ * planning its five parts cost about as much as running it (0.3 + 0.5 ms against 1 ms, measured in
+ * the distributed topology, where every service with a filtered projection reads the store itself).
+ */
+const filteredNames = new Map<string, string>();
+const filteredPageQuery = (text: string, values: unknown[]): QueryConfig<unknown[]> => {
+  let name = filteredNames.get(text);
+  if (name === undefined) {
+    name = `loyalty_es_filtered_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    filteredNames.set(text, name);
+  }
+  return { name, text, values };
 };
 
 /** One stream's events from a revision on (the primary key), prepared. */
@@ -644,7 +661,7 @@ export class PostgresEventStore implements EventStore {
     const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount, window];
     const { rows } = await this.pool.query<Partial<Row> & {
       visible: boolean | null; h_tx: string | null; h_gp: string | null; n_raw: number; r_tx: string | null; r_gp: string | null; r_held: boolean | null;
-    }>(
+    }>(filteredPageQuery(
       `with w as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
        raw as materialized (
          select transaction_id, global_position, stream_id, type from es.events
@@ -665,7 +682,7 @@ export class PostgresEventStore implements EventStore {
                   order by m.transaction_id, m.global_position limit $3) m
            join es.events e on e.transaction_id = m.transaction_id and e.global_position = m.global_position, w
           order by e.transaction_id, e.global_position
-       ) p on true`, params);
+       ) p on true`, params));
     const found = rows.filter((r) => r.stream_id !== null && r.stream_id !== undefined);
     const events: RecordedEvent[] = [];
     let heldRow = false;
