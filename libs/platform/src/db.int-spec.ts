@@ -1,4 +1,4 @@
-import { createPool } from './db';
+import { createPool, prepared } from './db';
 
 /**
  * A PostgreSQL restart terminates every backend. A client checked out at that moment used to emit
@@ -49,6 +49,23 @@ describe('createPool connection settings', () => {
       expect((await back.query<{ jit: string }>('show jit')).rows[0].jit).toBe('on');
     } finally {
       await Promise.all([plain.end(), tuned.end(), back.end()]);
+    }
+  });
+});
+
+describe('prepared statements', () => {
+  const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+  it('are parsed once per connection under their name, and answer like the plain statement', async () => {
+    const pool = createPool(url, 1);
+    const twice = prepared('spec_twice', 'select $1::int * 2 as n');
+    try {
+      expect((await pool.query<{ n: number }>(twice([21]))).rows).toEqual([{ n: 42 }]);
+      expect((await pool.query<{ n: number }>(twice([5]))).rows).toEqual([{ n: 10 }]);
+      const { rows } = await pool.query<{ name: string }>(`select name from pg_prepared_statements where name like 'loyalty_spec%'`);
+      expect(rows).toEqual([{ name: 'loyalty_spec_twice' }]);
+    } finally {
+      await pool.end();
     }
   });
 });
