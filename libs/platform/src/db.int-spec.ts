@@ -1,4 +1,4 @@
-import { createPool, prepared } from './db';
+import { createPool, poolConfig, prepared, preparedShapes } from './db';
 
 /**
  * A PostgreSQL restart terminates every backend. A client checked out at that moment used to emit
@@ -67,5 +67,21 @@ describe('prepared statements', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('a family of shapes names each distinct text once', async () => {
+    const pool = createPool(url, 1);
+    const shape = preparedShapes('spec_shape');
+    try {
+      for (const op of ['+', '-', '+']) expect((await pool.query<{ n: number }>(shape(`select 10 ${op} $1::int as n`, [1]))).rows[0].n).toBe(op === '+' ? 11 : 9);
+      const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from pg_prepared_statements where name like 'loyalty_spec_shape_%'`);
+      expect(rows[0].n).toBe(2);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a connection string that is not a URL is passed on as it is, with JIT off', () => {
+    expect(poolConfig('/var/run/postgresql loyalty', 2)).toEqual({ connectionString: '/var/run/postgresql loyalty', max: 2, options: '-c jit=off' });
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Client, Pool, PoolClient, PoolConfig, QueryConfig } from 'pg';
 
 /** Creates the database named in the URL when it does not exist yet (first start on a fresh machine). */
@@ -34,7 +35,12 @@ export const ensureDatabase = async (url: string): Promise<void> => {
  * PostgreSQL's CPU in the ingest benchmark. Nothing the service runs is long enough to repay it.
  */
 export const poolConfig = (url: string, max: number): PoolConfig => {
-  const target = new URL(url);
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { connectionString: url, max, options: '-c jit=off' }; // not a URL (a socket path): nothing to merge
+  }
   const given = target.searchParams.get('options');
   target.searchParams.delete('options');
   return { connectionString: target.toString(), max, options: ['-c jit=off', given].filter(Boolean).join(' ') };
@@ -93,4 +99,20 @@ export const deleteTenantRows = async (db: Pick<Pool, 'query'>, tables: readonly
 export const prepared = (name: string, text: string) => {
   const fullName = `loyalty_${name}`;
   return (values: unknown[]): QueryConfig<unknown[]> => ({ name: fullName, text, values });
+};
+
+/**
+ * A family of prepared statements whose text is built at run time from a few shapes (a filter's
+ * clauses): each distinct text gets its own name, `loyalty_<name>_<hash of the text>`.
+ */
+export const preparedShapes = (name: string) => {
+  const names = new Map<string, string>();
+  return (text: string, values: unknown[]): QueryConfig<unknown[]> => {
+    let full = names.get(text);
+    if (full === undefined) {
+      full = `loyalty_${name}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+      names.set(text, full);
+    }
+    return { name: full, text, values };
+  };
 };

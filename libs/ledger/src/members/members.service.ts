@@ -5,7 +5,7 @@ import { CommandHandler, Decided, Decision, GroupCommitter, WrongExpectedRevisio
 import {
   CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
 } from '@loyalty/domain-member';
-import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, prepared, problem, validation, randomBytesPooled } from '@loyalty/platform';
+import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, prepared, problem, randomBytesPooled, validation } from '@loyalty/platform';
 import { LedgerReadModels } from '../ledger.read-models';
 import type { Pii, PiiVault } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
