@@ -71,6 +71,27 @@ describe('PostgresEventStore specifics', () => {
   });
 });
 
+describe('PostgresEventStore prepared reads', () => {
+  it('keep working on every connection after a migration adds a column to es.events (no `select *` in a prepared statement)', async () => {
+    const db = await createTestDatabase('es_prepared_shape', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    try {
+      await store.append('p-1', [{ id: randomUUID(), type: 'A', data: { n: 1 } }], 'no_stream');
+      const read = async () => [
+        (await store.readStream('p-1', 0n, 10)).map((e) => e.type), // one stream, prepared
+        (await store.readStream('p-1')).map((e) => e.type), // the grouped ranges, prepared
+      ];
+      expect(await read()).toEqual([['A'], ['A']]);
+      await db.pool.query(`alter table es.events add column later_column text`);
+      await store.append('p-1', [{ id: randomUUID(), type: 'B', data: { n: 2 } }], 0n);
+      expect(await read()).toEqual([['A', 'B'], ['A', 'B']]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
+
 describe('PostgresEventStore: filtered subscriptions read only what they take and report how far they looked', () => {
   const mine = (n: number) => ({ id: randomUUID(), type: 'Mine', data: { n } });
   const other = (n: number) => ({ id: randomUUID(), type: 'Other', data: { n } });

@@ -293,6 +293,14 @@ type Row = {
   type: string; data: unknown; metadata: Record<string, unknown>; created_at: Date;
 };
 
+/**
+ * The columns a Row holds, named: a prepared statement's result may not change shape, and a
+ * `select *` would (PostgreSQL: "cached plan must not change result type") on every connection of a
+ * running process once a migration added a column to es.events.
+ */
+const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, stream_revision, event_id, type, data, metadata, created_at';
+const eventColumnsOf = (alias: string): string => EVENT_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
+
 const toRecorded = (r: Row): RecordedEvent => ({
   id: r.event_id,
   streamId: r.stream_id,
@@ -326,16 +334,16 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
 const filteredPageQuery = preparedShapes('es_filtered');
 
 /** One stream's events from a revision on (the primary key), prepared. */
-const READ_STREAM_SQL = prepared('es_read_stream', 'select * from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3');
+const READ_STREAM_SQL = prepared('es_read_stream', `select ${EVENT_COLUMNS} from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3`);
 /**
  * Many stream ranges in one statement, prepared: each range read through the primary key (stream,
  * revision). As a plain join, on a store whose statistics lagged, PostgreSQL hash-joined the whole of
  * es.events (in parallel) per read; the `lateral` subquery leaves no plan but the probe.
  */
 const READ_STREAMS_SQL = prepared('es_read_streams',
-  `select e.*, q.n from unnest($1::text[], $2::bigint[], $3::bigint[]) with ordinality as q(s, f, t, n)
+  `select ${eventColumnsOf('e')}, q.n from unnest($1::text[], $2::bigint[], $3::bigint[]) with ordinality as q(s, f, t, n)
      cross join lateral (
-       select * from es.events x
+       select ${EVENT_COLUMNS} from es.events x
         where x.stream_id = q.s and x.stream_revision >= q.f and (q.t is null or x.stream_revision <= q.t)
         order by x.stream_revision) e
     order by q.n, e.stream_revision`);
@@ -668,7 +676,7 @@ export class PostgresEventStore implements EventStore {
        cross join r
        left join r_end on true
        left join lateral (
-         select e.*, e.transaction_id < w.xmin as visible
+         select ${eventColumnsOf('e')}, e.transaction_id < w.xmin as visible
            from (select m.* from raw m where true ${filterSql(filter, params)}
                   order by m.transaction_id, m.global_position limit $3) m
            join es.events e on e.transaction_id = m.transaction_id and e.global_position = m.global_position, w
