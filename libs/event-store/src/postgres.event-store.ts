@@ -299,7 +299,8 @@ type Row = {
  * running process once a migration added a column to es.events.
  */
 const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, stream_revision, event_id, type, data, metadata, created_at';
-const eventColumnsOf = (alias: string): string => EVENT_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
+/** The same columns of the alias `e`. */
+const E_EVENT_COLUMNS = EVENT_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ');
 
 const toRecorded = (r: Row): RecordedEvent => ({
   id: r.event_id,
@@ -341,7 +342,7 @@ const READ_STREAM_SQL = prepared('es_read_stream', `select ${EVENT_COLUMNS} from
  * es.events (in parallel) per read; the `lateral` subquery leaves no plan but the probe.
  */
 const READ_STREAMS_SQL = prepared('es_read_streams',
-  `select ${eventColumnsOf('e')}, q.n from unnest($1::text[], $2::bigint[], $3::bigint[]) with ordinality as q(s, f, t, n)
+  `select ${E_EVENT_COLUMNS}, q.n from unnest($1::text[], $2::bigint[], $3::bigint[]) with ordinality as q(s, f, t, n)
      cross join lateral (
        select ${EVENT_COLUMNS} from es.events x
         where x.stream_id = q.s and x.stream_revision >= q.f and (q.t is null or x.stream_revision <= q.t)
@@ -582,12 +583,7 @@ export class PostgresEventStore implements EventStore {
       const i = comparePositions(after, page.from) === 0 ? 0 : indexAfter(page.events, after);
       if (i >= 0 && i < page.events.length) {
         if (unfiltered) return { events: page.events.slice(i, i + maxCount), held: false };
-        // the run is gap-free: its matching events, and its end as the horizon when all of them fit
-        const events: RecordedEvent[] = [];
-        let k = i;
-        for (; k < page.events.length && events.length < maxCount; k++) if (matchesFilter(page.events[k], filter)) events.push(page.events[k]);
-        const complete = k === page.events.length || events.length < maxCount;
-        return { events, held: false, horizon: complete ? page.events[page.events.length - 1].position : undefined, recent: true };
+        return filterRun(page.events, i, maxCount, filter);
       }
       if (!unfiltered && i === page.events.length) {
         // At the run's end: what follows is read once, unfiltered, for every reader of the process
@@ -596,11 +592,7 @@ export class PostgresEventStore implements EventStore {
         // of up to FILTER_WINDOW rows per page: five times the unfiltered read (measured, ingest).
         const next = await this.readPage(after, Math.max(maxCount, PostgresEventStore.SHARED_PAGE));
         if (!next.events.length) return { events: [], held: next.held };
-        const events: RecordedEvent[] = [];
-        let k = 0;
-        for (; k < next.events.length && events.length < maxCount; k++) if (matchesFilter(next.events[k], filter)) events.push(next.events[k]);
-        const complete = k === next.events.length || events.length < maxCount;
-        return { events, held: false, horizon: complete ? next.events[next.events.length - 1].position : undefined, recent: true };
+        return filterRun(next.events, 0, maxCount, filter);
       }
     }
     if (unfiltered) {
@@ -676,7 +668,7 @@ export class PostgresEventStore implements EventStore {
        cross join r
        left join r_end on true
        left join lateral (
-         select ${eventColumnsOf('e')}, e.transaction_id < w.xmin as visible
+         select ${E_EVENT_COLUMNS}, e.transaction_id < w.xmin as visible
            from (select m.* from raw m where true ${filterSql(filter, params)}
                   order by m.transaction_id, m.global_position limit $3) m
            join es.events e on e.transaction_id = m.transaction_id and e.global_position = m.global_position, w
@@ -889,6 +881,18 @@ export class PostgresEventStore implements EventStore {
 
 /** A page of a global read: its events, whether events wait above the watermark, and (filtered reads) how far it looked. */
 interface Page { events: RecordedEvent[]; held: boolean; horizon?: Position; recent?: boolean }
+
+/**
+ * The matching events of a gap-free run from index `from`, at most `maxCount`, and the run's end as
+ * the horizon when every match of the rest of the run fitted (the reader may move past the others).
+ */
+const filterRun = (run: RecordedEvent[], from: number, maxCount: number, filter: SubscriptionFilter | undefined): Page => {
+  const events: RecordedEvent[] = [];
+  let k = from;
+  for (; k < run.length && events.length < maxCount; k++) if (matchesFilter(run[k], filter)) events.push(run[k]);
+  const complete = k === run.length || events.length < maxCount;
+  return { events, held: false, horizon: complete ? run[run.length - 1].position : undefined, recent: true };
+};
 
 /** The index of the first event after `p` when `p` is the position of an event of the page; -1 otherwise. */
 const indexAfter = (events: RecordedEvent[], p: Position): number => {
