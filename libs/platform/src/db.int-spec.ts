@@ -1,4 +1,4 @@
-import { createPool, poolConfig, prepared, preparedShapes } from './db';
+import { createPool, poolConfig, prepared, preparedShapes, unknownArrayLengths } from './db';
 
 /**
  * A PostgreSQL restart terminates every backend. A client checked out at that moment used to emit
@@ -79,6 +79,38 @@ describe('prepared statements', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('a statement over unnest runs on its generic plan from the sixth call (the plain text is planned on every call)', async () => {
+    const pool = createPool(url, 1);
+    // one index probe per item: for a custom plan that knows there are two items, cheaper than the generic plan's ten
+    const text = `select q.n, q.v * 2 as d, c.oid is not null as found from unnest($1::text[], $2::int[]) with ordinality as q(k, v, n)
+      left join lateral (select c.oid from pg_class c where c.relname = q.k limit 1) c on true order by q.n`;
+    const plain = { name: 'loyalty_spec_plain_unnest', text };
+    const generic = prepared('spec_generic_unnest', text);
+    try {
+      for (let i = 0; i < 8; i++) {
+        const values = [['pg_class', 'no such relation'], [i, i + 1]];
+        const a = await pool.query({ ...plain, values });
+        const b = await pool.query(generic(values));
+        expect(b.rows).toEqual(a.rows);
+        expect(b.rows).toEqual([{ n: '1', d: 2 * i, found: true }, { n: '2', d: 2 * (i + 1), found: false }]);
+      }
+      const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
+        `select name, generic_plans::text, custom_plans::text from pg_prepared_statements where name like 'loyalty_spec_%unnest' order by name`);
+      expect(rows).toEqual([
+        { name: 'loyalty_spec_generic_unnest', generic_plans: '3', custom_plans: '5' },
+        { name: 'loyalty_spec_plain_unnest', generic_plans: '0', custom_plans: '8' },
+      ]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('hides the lengths of the arrays sent to unnest, and nothing else', () => {
+    expect(unknownArrayLengths('select * from unnest($1::text[], $12::bigint[]) with ordinality as q(a, b, n) where x = $3'))
+      .toBe('select * from unnest((select $1::text[]), (select $12::bigint[])) with ordinality as q(a, b, n) where x = $3');
+    expect(unknownArrayLengths('select * from es.f($1::text[]) cross join unnest(p.list) u')).toBe('select * from es.f($1::text[]) cross join unnest(p.list) u');
   });
 
   it('a connection string that is not a URL is passed on as it is, with JIT off', () => {

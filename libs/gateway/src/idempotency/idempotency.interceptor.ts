@@ -33,6 +33,9 @@ const CLAIM_SQL = prepared('idempotency_claim', `with q as (select * from unnest
           returning g.tenant, g.key)
    select f.n from firsts f join ins using (tenant, key)`);
 
+/** The results of a group, prepared: a function probing the primary key per key (GatewayIdempotencyDone004). */
+const DONE_SQL = prepared('idempotency_done', 'select gateway.idempotency_done($1::text[], $2::text[], $3::int[], $4::text[])');
+
 const canonical = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
@@ -83,11 +86,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   }
 
   private async recordMany(items: Result[]): Promise<void[]> {
-    await this.pool.query(
-      `update gateway.idempotency g set state = 'done', response_status = u.status, response_body = u.body::jsonb
-         from unnest($1::text[], $2::text[], $3::int[], $4::text[]) as u(tenant, key, status, body)
-        where g.tenant = u.tenant and g.key = u.key`,
-      [items.map((i) => i.tenant), items.map((i) => i.key), items.map((i) => i.status), items.map((i) => i.body)]);
+    await this.pool.query(DONE_SQL([items.map((i) => i.tenant), items.map((i) => i.key), items.map((i) => i.status), items.map((i) => i.body)]));
     return items.map(() => undefined);
   }
 

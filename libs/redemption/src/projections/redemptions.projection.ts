@@ -119,18 +119,24 @@ const emptyMoves = (): Moves => ({ used: [], restored: [], confirmed: [], releas
 /** Rows as `n` column arrays, the parameters of an `unnest(...)`. */
 const columnsOf = (rows: unknown[][], n: number): unknown[][] => Array.from({ length: n }, (_, i) => rows.map((r) => r[i]));
 
+/** The status moves, prepared: a function per table probing the primary key per row (RedemptionMoves002). */
+const MOVE_SQL = {
+  redemptions: prepared('redemptions_move', 'select redemption.move_redemptions($1, $2::text[], $3::text[], $4::text[], $5::text[])'),
+  reservations: prepared('reservations_move', 'select redemption.move_reservations($1, $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])'),
+};
+
 /**
  * Moves rows (tenant, id, new status, then the kind's other columns) out of the kind's `from`
- * status, and only out of it, in one statement. The table and column names are ours, never input.
+ * status, and only out of it, in one statement.
  */
 const moveMany = async (tx: Pick<PoolClient, 'query'>, kind: MoveKind, rows: unknown[][]): Promise<void> => {
   const columns = ['tenant', 'id', 'status', ...kind.also];
-  const set = ['status', ...kind.also].map((c) => `${c} = u.${c}`).join(', ');
-  await tx.query(
-    `update redemption.${kind.table} r set ${set}, updated_at = now()
-     from unnest(${columns.map((_, i) => `$${i + 1}::text[]`).join(', ')}) as u(${columns.join(', ')})
-     where r.tenant = u.tenant and r.id = u.id and r.status = '${kind.from}'`,
-    columnsOf(rows, columns.length));
+  const column = (name: string) => {
+    const i = columns.indexOf(name);
+    return rows.map((r) => (i < 0 ? null : r[i]));
+  };
+  const common = [kind.from, column('tenant'), column('id'), column('status'), column('order_ref')];
+  await tx.query(kind.table === 'redemptions' ? MOVE_SQL.redemptions(common) : MOVE_SQL.reservations([...common, column('ledger_entry_id')]));
 };
 
 /** Every read model of the redemption service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`). */
