@@ -317,11 +317,11 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
   let sql = '';
   if (f?.streamPrefixes?.length) {
     params.push(f.streamPrefixes.map((p) => p.replace(/[\\%_]/g, (c) => '\\' + c) + '%'));
-    sql += ` and stream_id like any($${params.length})`;
+    sql += ` and stream_id like any((select $${params.length}::text[])::text[])`;
   }
   if (f?.eventTypes?.length) {
     params.push(f.eventTypes);
-    sql += ` and type = any($${params.length})`;
+    sql += ` and type = any((select $${params.length}::text[])::text[])`;
   }
   return sql;
 };
@@ -331,11 +331,19 @@ const filterSql = (f: SubscriptionFilter | undefined, params: unknown[]): string
  * filter shape). Its plan is index order on events_global whatever the values, and parsing and
  * planning its five parts cost about as much as running it (0.3 + 0.5 ms against 1 ms, measured in
  * the distributed topology, where every service with a filtered projection reads the store itself).
+ * Its limits and the filter's lists are read through sub-selects (`limit (select $4::int)`): a plan
+ * made for the values knew them, the generic plan could not, the two costed differently, and the
+ * statement was planned anew on every call (pg_prepared_statements: 200 custom plans of 200).
  */
 const filteredPageQuery = preparedShapes('es_filtered');
 
-/** One stream's events from a revision on (the primary key), prepared. */
-const READ_STREAM_SQL = prepared('es_read_stream', `select ${EVENT_COLUMNS} from es.events where stream_id = $1 and stream_revision >= $2 order by stream_revision limit $3`);
+/**
+ * One stream's events from a revision on (the primary key), prepared. The revision and the limit are
+ * read through sub-selects, so that the plan for the values and the generic plan cost the same and
+ * the generic one is used (see unknownArrayLengths in @loyalty/platform).
+ */
+const READ_STREAM_SQL = prepared('es_read_stream',
+  `select ${EVENT_COLUMNS} from es.events where stream_id = $1 and stream_revision >= (select $2::bigint) order by stream_revision limit (select $3::bigint)`);
 /**
  * Many stream ranges in one statement, prepared: each range read through the primary key (stream,
  * revision). As a plain join, on a store whose statistics lagged, PostgreSQL hash-joined the whole of
@@ -657,7 +665,7 @@ export class PostgresEventStore implements EventStore {
        raw as materialized (
          select transaction_id, global_position, stream_id, type from es.events
           where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-         order by transaction_id, global_position limit $4),
+         order by transaction_id, global_position limit (select $4::int)),
        h as (select x.transaction_id::text as h_tx, x.global_position as h_gp from es.events x, w
              where x.transaction_id < w.xmin order by x.transaction_id desc, x.global_position desc limit 1),
        r as (select count(*)::int as n_raw, bool_or(raw.transaction_id >= w.xmin) as r_held from raw, w),
@@ -670,7 +678,7 @@ export class PostgresEventStore implements EventStore {
        left join lateral (
          select ${E_EVENT_COLUMNS}, e.transaction_id < w.xmin as visible
            from (select m.* from raw m where true ${filterSql(filter, params)}
-                  order by m.transaction_id, m.global_position limit $3) m
+                  order by m.transaction_id, m.global_position limit (select $3::int)) m
            join es.events e on e.transaction_id = m.transaction_id and e.global_position = m.global_position, w
           order by e.transaction_id, e.global_position
        ) p on true`, params));
