@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
-import { ProgramStore } from '@loyalty/programs';
-import { MemberView, memberStreamId as memberStream } from '@loyalty/contracts';
+import { ProgramStore, ReadonlyProgram } from '@loyalty/programs';
+import { MemberView, Rule, memberStreamId as memberStream } from '@loyalty/contracts';
 import { CommandHandler, Decided, Decision, GroupCommitter, WrongExpectedRevisionError, decideOn } from '@loyalty/event-store';
 import {
   CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
@@ -54,6 +54,20 @@ const CLAIM_TEXT = `with q as (select * from unnest($1::text[], $2::text[], $3::
  */
 const CLAIM_PREPARED_MAX = 64;
 const CLAIM_SQL = prepared('identity_claim', CLAIM_TEXT);
+
+/**
+ * A cached programme's rules as the deciders take them: copied once per programme version (the
+ * cache hands out a new frozen object when the programme changes), not once per enrolment.
+ */
+const RULES = new WeakMap<ReadonlyProgram, Rule[]>();
+const rulesOf = (program: ReadonlyProgram): Rule[] => {
+  let rules = RULES.get(program);
+  if (!rules) {
+    rules = structuredClone(program.rules) as Rule[];
+    RULES.set(program, rules);
+  }
+  return rules;
+};
 
 /** One per process: every MembersService of the process serialises on the same identity values. */
 const LOCKS = new KeyedMutex();
@@ -341,9 +355,10 @@ export class MembersService {
 
   /** The signup bonus of a member enrolling now (decisions §5): `earn` entries, once per member ever (cause `signup:<id>`). */
   private async signupBonus(tenant: string, memberId: string, at: string): Promise<(s: MemberAggregate) => MemberEvent[]> {
-    const program = await this.programs.forTenant(tenant);
+    const program = await this.programs.readOnlyForTenant(tenant);
+    const rules = rulesOf(program);
     return (s) => decideSignupBonus(s, {
-      member_id: memberId, rules: program.rules, expiry: program.settings.expiry, at,
+      member_id: memberId, rules, expiry: program.settings.expiry, at,
       entryId: (cause, ruleId) => entryIdFor(tenant, `${cause}:${ruleId}`, at),
     });
   }
