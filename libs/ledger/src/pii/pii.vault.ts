@@ -1,9 +1,23 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { randomBytesPooled } from '@loyalty/platform';
+import { prepared, randomBytesPooled } from '@loyalty/platform';
 import { Pool } from 'pg';
 import type { SealedPii } from '@loyalty/domain-member';
 import { GroupCommitter } from '@loyalty/event-store';
+
+/**
+ * Key look-ups of a group, creating the missing ones asked for, prepared: the existing key is one
+ * probe of the primary key per item (a \`lateral\` subquery), the only plan a generic plan can be.
+ */
+const FETCH_KEYS_SQL = prepared('pii_fetch_keys',
+  `with q as (select * from unnest($1::text[], $2::text[], $3::bytea[]) with ordinality as q(tenant, member_id, key, n)),
+        ins as (
+          insert into ledger.member_keys (tenant, member_id, key)
+          select tenant, member_id, key from q where key is not null order by tenant, member_id
+          on conflict do nothing returning tenant, member_id, key)
+   select q.n, coalesce(i.key, k.key) as key from q
+     left join ins i on i.tenant = q.tenant and i.member_id = q.member_id
+     left join lateral (select m.key from ledger.member_keys m where m.tenant = q.tenant and m.member_id = q.member_id limit 1) k on true`);
 
 /** Members whose newest PII value a vault keeps in the clear (a few hundred bytes each). */
 const PLAIN_CACHED = 50_000;
@@ -30,16 +44,8 @@ export class PiiVault {
    * ones insert a fresh key unless the member has one, and every item gets the member's key.
    */
   private readonly fetches = new GroupCommitter<{ tenant: string; memberId: string; create: boolean }, Buffer | null>(async (items) => {
-    const { rows } = await this.pool.query<{ n: string; key: Buffer | null }>(
-      `with q as (select * from unnest($1::text[], $2::text[], $3::bytea[]) with ordinality as q(tenant, member_id, key, n)),
-            ins as (
-              insert into ledger.member_keys (tenant, member_id, key)
-              select tenant, member_id, key from q where key is not null order by tenant, member_id
-              on conflict do nothing returning tenant, member_id, key)
-       select q.n, coalesce(i.key, k.key) as key from q
-         left join ins i on i.tenant = q.tenant and i.member_id = q.member_id
-         left join ledger.member_keys k on k.tenant = q.tenant and k.member_id = q.member_id`,
-      [items.map((i) => i.tenant), items.map((i) => i.memberId), items.map((i) => (i.create ? randomBytesPooled(32) : null))]);
+    const { rows } = await this.pool.query<{ n: string; key: Buffer | null }>(FETCH_KEYS_SQL(
+      [items.map((i) => i.tenant), items.map((i) => i.memberId), items.map((i) => (i.create ? randomBytesPooled(32) : null))]));
     const out: (Buffer | null)[] = items.map(() => null);
     for (const r of rows) out[Number(r.n) - 1] = r.key;
     return out;
