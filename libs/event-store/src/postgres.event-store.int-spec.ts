@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createTestDatabase, eventually, sleep } from '@loyalty/testing';
 import { runEventStoreContract } from './event-store.contract';
 import { RecordedEvent, START, comparePositions } from './event-store.port';
-import { EVENT_STORE_MIGRATIONS, PostgresEventStore } from './postgres.event-store';
+import type { QueryRunner } from 'typeorm';
+import { EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, PostgresEventStore } from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
 
 runEventStoreContract('PostgreSQL', async () => {
@@ -66,6 +67,57 @@ describe('PostgresEventStore specifics', () => {
     } finally {
       await store.close();
       await writer.close();
+      await db.drop();
+    }
+  });
+});
+
+describe('PostgresEventStore announces its appends (EventStore007)', () => {
+  it('a burst of appends sends few NOTIFYs, the last append is announced too, and the appending process is woken at once', async () => {
+    const db = await createTestDatabase('es_announce', { migrations: EVENT_STORE_MIGRATIONS });
+    const other = new PostgresEventStore(db.pool, 60_000); // another process: only NOTIFY wakes it
+    const writer = new PostgresEventStore(db.pool, 60_000); // its own subscriptions: only its pokes wake them
+    const listener = await db.pool.connect();
+    let notifications = 0;
+    listener.on('notification', (n) => { if (n.channel === 'es_appended') notifications++; });
+    await listener.query('listen es_appended');
+    const seenElsewhere: RecordedEvent[] = [];
+    const seenHere: RecordedEvent[] = [];
+    const subs = [
+      other.subscribe({ from: START, onEvents: async (e) => { seenElsewhere.push(...e); } }),
+      writer.subscribe({ from: START, onEvents: async (e) => { seenHere.push(...e); } }),
+    ];
+    try {
+      await sleep(100); // LISTEN is up
+      const started = Date.now();
+      await Promise.all(Array.from({ length: 200 }, (_, i) => writer.append(`burst-${i}`, [{ id: randomUUID(), type: 'E', data: { i } }], 'no_stream')));
+      const took = Date.now() - started;
+      await eventually(() => expect(seenHere).toHaveLength(200), { timeoutMs: 2_000, intervalMs: 5 });
+      await eventually(() => expect(seenElsewhere).toHaveLength(200), { timeoutMs: 2_000, intervalMs: 5 });
+      // one NOTIFY per ANNOUNCE_MS at most (and the trailing one), not one per append
+      expect(notifications).toBeGreaterThanOrEqual(1);
+      expect(notifications).toBeLessThanOrEqual(Math.ceil(took / PostgresEventStore.ANNOUNCE_MS) + 2);
+      expect(notifications).toBeLessThan(200);
+    } finally {
+      await Promise.all(subs.map((s) => s.stop()));
+      await listener.query('unlisten es_appended');
+      listener.release();
+      await other.close();
+      await writer.close();
+      await db.drop();
+    }
+  });
+
+  it('the append functions no longer notify, and the migration back restores their NOTIFY', async () => {
+    const db = await createTestDatabase('es_announce_fn', { migrations: EVENT_STORE_MIGRATIONS });
+    const notifying = async () => (await db.pool.query<{ proname: string; n: boolean }>(
+      `select p.proname, position('pg_notify' in p.prosrc) > 0 as n from pg_proc p join pg_namespace s on s.oid = p.pronamespace
+        where s.nspname = 'es' and p.proname like 'append%' order by 1`)).rows;
+    try {
+      expect(await notifying()).toEqual([{ proname: 'append_events', n: false }, { proname: 'append_few', n: false }, { proname: 'append_set', n: false }]);
+      await new EventStoreAnnounce007_1765100002000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
+      expect(await notifying()).toEqual([{ proname: 'append_events', n: true }, { proname: 'append_few', n: true }, { proname: 'append_set', n: true }]);
+    } finally {
       await db.drop();
     }
   });

@@ -273,6 +273,36 @@ export const EventStore006_1765000000000 = sqlMigration('EventStore006_176500000
     `,
 });
 
+/** The append functions' NOTIFY, and the comment that stands in its place once the store announces appends itself. */
+const NOTIFY_IN_FUNCTION = "perform pg_notify('es_appended', '');";
+const NOTIFY_BY_CALLER = '-- es_appended: announced by the caller (EventStore007)';
+const APPEND_FUNCTIONS = [
+  'es.append_events(text, text, uuid[], text[], jsonb[], jsonb[])',
+  'es.append_set(text[], text[], int[], uuid[], text[], jsonb[], jsonb[])',
+  'es.append_few(text[], text[], int[], uuid[], text[], jsonb[], jsonb[])',
+];
+/** Each append function redefined from its own definition (pg_get_functiondef keeps its SET clauses), one text replaced by another. */
+const redefineAppends = (from: string, to: string): string => `
+      do $do$
+      declare f text;
+      begin
+        foreach f in array array[${APPEND_FUNCTIONS.map((f) => `'${f}'`).join(', ')}] loop
+          execute replace(pg_get_functiondef(f::regprocedure), ${sqlString(from)}, ${sqlString(to)});
+        end loop;
+      end $do$;
+    `;
+const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+// Appends no longer NOTIFY inside their transaction (issue 7). Every committing transaction that
+// notified took the database's notification lock in turn, and every NOTIFY woke each listening
+// connection: PostgreSQL spent 10–15 % less CPU per enrolment and per redemption without it. The
+// store announces its appends itself after they commit, at most once per ANNOUNCE_MS
+// (PostgresEventStore.announce), and wakes its own process's subscriptions at once.
+export const EventStoreAnnounce007_1765100002000 = sqlMigration('EventStoreAnnounce007_1765100002000', {
+  up: redefineAppends(NOTIFY_IN_FUNCTION, NOTIFY_BY_CALLER),
+  down: redefineAppends(NOTIFY_BY_CALLER, NOTIFY_IN_FUNCTION),
+});
+
 export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStore001_1764000001000,
   EventStore002_1764000002000,
@@ -280,6 +310,7 @@ export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStore004_1764800000000,
   EventStore005_1764900000000,
   EventStore006_1765000000000,
+  EventStoreAnnounce007_1765100002000,
 ];
 
 interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision }
@@ -402,8 +433,35 @@ export class PostgresEventStore implements EventStore {
 
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
-    if (this.group) return this.group.submit({ streamId, events, expected });
-    return this.appendAlone(streamId, events, expected);
+    const result = this.group ? await this.group.submit({ streamId, events, expected }) : await this.appendAlone(streamId, events, expected);
+    this.announce();
+    return result;
+  }
+
+  /** At most one NOTIFY es_appended per this many ms (the appends' own notifications were dropped: EventStore007). */
+  static ANNOUNCE_MS = 10;
+  private announceTimer: NodeJS.Timeout | null = null;
+  private lastAnnounce = 0;
+
+  /**
+   * After an append committed: this process's subscriptions are woken now, other processes' by a
+   * NOTIFY sent at most ANNOUNCE_MS after the previous one. An append made while one is pending is
+   * covered by it (it is sent after that append committed); every append is thus announced within
+   * ANNOUNCE_MS and a round trip, and under load one NOTIFY covers many appends.
+   */
+  private announce(): void {
+    this.poke();
+    if (this.announceTimer || this.closed) return;
+    const wait = Math.max(0, this.lastAnnounce + PostgresEventStore.ANNOUNCE_MS - Date.now());
+    this.announceTimer = setTimeout(() => void this.notifyNow(), wait);
+  }
+
+  private async notifyNow(): Promise<void> {
+    if (this.announceTimer) clearTimeout(this.announceTimer);
+    this.announceTimer = null;
+    this.lastAnnounce = Date.now();
+    // lost (database trouble): the other processes' subscriptions poll (pollMs)
+    await this.pool.query(`select pg_notify('es_appended', '')`).catch(() => undefined);
   }
 
   /** One group of appends (group commit): as few statements, so transactions, as its streams allow. */
@@ -878,6 +936,8 @@ export class PostgresEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    // an announcement still pending goes out now
+    if (this.announceTimer) await this.notifyNow();
     await this.listening;
     const c = this.listener;
     if (c) {
