@@ -388,11 +388,20 @@ const READ_STREAMS_SQL = prepared('es_read_streams',
         order by x.stream_revision) e
     order by q.n, e.stream_revision`);
 /** The appends' calls, prepared: parsed once per connection (the functions cache their own plans). */
-const APPEND_SET_SQL = prepared('es_append_set', 'select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])');
-const APPEND_FEW_SQL = prepared('es_append_few', 'select * from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])');
+/**
+ * The events' data and metadata travel as one JSON array each (`$n::jsonb`), split into the
+ * functions' jsonb[] in order: as jsonb[] parameters every event's JSON text was escaped again
+ * for PostgreSQL's array syntax, character by character (the `pg` driver's escapeElement: 2.4 % of
+ * the service's CPU in the ingest benchmark).
+ */
+const jsonbArray = (n: number): string => `array(select e from jsonb_array_elements($${n}::jsonb) with ordinality as t(e, i) order by i)`;
+/** One JSON array of the events' data (or metadata), for a jsonbArray parameter. */
+const jsonArrayOf = (values: unknown[]): string => JSON.stringify(values);
+const APPEND_SET_SQL = prepared('es_append_set', `select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonbArray(6)}, ${jsonbArray(7)})`);
+const APPEND_FEW_SQL = prepared('es_append_few', `select * from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonbArray(6)}, ${jsonbArray(7)})`);
 /** Groups of up to this many streams go through es.append_few (a loop), larger ones through es.append_set (set-based): EventStore006. */
 const APPEND_FEW_MAX = 20;
-const APPEND_EVENTS_SQL = prepared('es_append_events', 'select * from es.append_events($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])');
+const APPEND_EVENTS_SQL = prepared('es_append_events', `select * from es.append_events($1, $2, $3::uuid[], $4::text[], ${jsonbArray(5)}, ${jsonbArray(6)})`);
 
 export interface PostgresEventStoreOptions {
   /** Test-only: awaited after an append's rows are written, just before COMMIT (to delay commits out of order). */
@@ -502,7 +511,7 @@ export class PostgresEventStore implements EventStore {
     const params = [
       sorted.map((it) => it.streamId), sorted.map((it) => (typeof it.expected === 'bigint' ? it.expected.toString() : it.expected)),
       sorted.map((it) => it.events.length), events.map((e) => e.id), events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {})),
+      jsonArrayOf(events.map((e) => e.data)), jsonArrayOf(events.map((e) => e.metadata ?? {})),
     ];
     for (let attempt = 0; ; attempt++) {
       try {
@@ -600,7 +609,7 @@ export class PostgresEventStore implements EventStore {
   private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const { rows } = await this.pool.query<AppendRow>(APPEND_EVENTS_SQL(
       [streamId, typeof expected === 'bigint' ? expected.toString() : expected, events.map((e) => e.id), events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data)), events.map((e) => JSON.stringify(e.metadata ?? {}))]));
+        jsonArrayOf(events.map((e) => e.data)), jsonArrayOf(events.map((e) => e.metadata ?? {}))]));
     const out = this.outcomeOf(streamId, expected, rows[0]);
     if (out instanceof Error) throw out;
     return out;
