@@ -293,11 +293,11 @@ const redefineAppends = (from: string, to: string): string => `
     `;
 const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
-// Appends no longer NOTIFY inside their transaction (issue 7). Every committing transaction that
+// Appends no longer NOTIFY inside their transaction (issue 7): every committing transaction that
 // notified took the database's notification lock in turn, and every NOTIFY woke each listening
-// connection: PostgreSQL spent 10–15 % less CPU per enrolment and per redemption without it. The
-// store announces its appends itself after they commit, at most once per ANNOUNCE_MS
-// (PostgresEventStore.announce), and wakes its own process's subscriptions at once.
+// connection, one per append statement. The store announces its appends itself after they commit,
+// at most once per ANNOUNCE_MS (PostgresEventStore.announce), and wakes its own process's
+// subscriptions at once.
 export const EventStoreAnnounce007_1765100002000 = sqlMigration('EventStoreAnnounce007_1765100002000', {
   up: redefineAppends(NOTIFY_IN_FUNCTION, NOTIFY_BY_CALLER),
   down: redefineAppends(NOTIFY_BY_CALLER, NOTIFY_IN_FUNCTION),
