@@ -58,14 +58,15 @@ export class VouchersService {
    * reply finds the redemption it made instead of debiting again, and answers as the first call.
    */
   async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; actor?: string }): Promise<RedemptionView> {
-    const memberId = await resolveMember(this.bus, tenant, rawMemberId);
-    const settings = await spendingSettings(this.programs, tenant);
+    // independent of one another: the member's id, the programme's settings and a free voucher code, at once
+    const [memberId, settings, code] = await Promise.all([
+      resolveMember(this.bus, tenant, rawMemberId), spendingSettings(this.programs, tenant), this.freshCode(tenant),
+    ]);
     const mode = input.mode ?? 'voucher';
     const orderRef = input.order_ref ?? null;
     const redemptionId = newId('RD');
     const entryId = newId('LE');
     const cause = `redeem:${opts.idempotencyKey ?? redemptionId}`;
-    const code = await this.freshCode(tenant);
     const at = settings.now.toISOString();
     const expiresAt = mode === 'voucher' ? new Date(settings.now.getTime() + settings.voucherTtlSeconds * 1000).toISOString() : null;
     const out = await this.spending.decide(tenant, memberId, (s) => {
