@@ -36,7 +36,8 @@ export class ReservationsService {
    * member stream, so a retry finds the reservation it opened and answers as the first call did.
    */
   async reserve(tenant: string, input: ReserveInput, opts: { idempotencyKey?: string }): Promise<ReservationView> {
-    const [memberId, settings] = await Promise.all([resolveMember(this.bus, tenant, input.member_id), spendingSettings(this.programs, tenant)]);
+    const memberId = await resolveMember(this.bus, tenant, input.member_id);
+    const settings = await spendingSettings(this.programs, tenant);
     const reservationId = newId('RS');
     const cause = opts.idempotencyKey ? `reserve:${opts.idempotencyKey}` : null;
     const cartRef = input.cart_ref ?? null;
