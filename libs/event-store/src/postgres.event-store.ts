@@ -287,11 +287,10 @@ const redefineAppends = (from: string, to: string): string => `
       declare f text;
       begin
         foreach f in array array[${APPEND_FUNCTIONS.map((f) => `'${f}'`).join(', ')}] loop
-          execute replace(pg_get_functiondef(f::regprocedure), ${sqlString(from)}, ${sqlString(to)});
+          execute replace(pg_get_functiondef(f::regprocedure), $t$${from}$t$, $t$${to}$t$);
         end loop;
       end $do$;
     `;
-const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 // Appends no longer NOTIFY inside their transaction (issue 7): every committing transaction that
 // notified took the database's notification lock in turn, and every NOTIFY woke each listening

@@ -32,7 +32,7 @@ export class PiiVault {
   private readonly keys = new Map<string, Buffer | null>();
   private readonly opened = new WeakMap<SealedPii, Pii>();
   /**
-   * Per member, the newest sealed value this process sealed or opened and what it holds, found by
+   * Per member, the sealed value this process last sealed or opened and what it holds, found by
    * its nonce (random per seal, so a nonce names one sealed value). An enrolment's response and
    * the members read model open the value the enrolment just sealed, each from its own copy of the
    * event: AES-GCM set-up was 6 % of an enrolment's CPU. Read only while the member's key exists,

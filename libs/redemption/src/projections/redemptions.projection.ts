@@ -104,13 +104,17 @@ const INSERT_RESERVATIONS_SQL = prepared('reservations_insert',
      as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at)
    on conflict (tenant, id) do nothing`);
 
-/** A kind of status move: the table, the status it moves rows out of, and the columns it sets besides status. */
-interface MoveKind { table: 'redemptions' | 'reservations'; from: 'created' | 'open'; also: string[] }
+/**
+ * A kind of status move: the table and the status it moves rows out of. A staged move is the row
+ * (tenant, id, new status), then the order_ref and (reservations) the ledger_entry_id it sets,
+ * absent when the kind sets none.
+ */
+interface MoveKind { table: 'redemptions' | 'reservations'; from: 'created' | 'open' }
 const MOVES = {
-  used: { table: 'redemptions', from: 'created', also: ['order_ref'] },
-  restored: { table: 'redemptions', from: 'created', also: [] },
-  confirmed: { table: 'reservations', from: 'open', also: ['order_ref', 'ledger_entry_id'] },
-  released: { table: 'reservations', from: 'open', also: [] },
+  used: { table: 'redemptions', from: 'created' },
+  restored: { table: 'redemptions', from: 'created' },
+  confirmed: { table: 'reservations', from: 'open' },
+  released: { table: 'reservations', from: 'open' },
 } satisfies Record<string, MoveKind>;
 type Moves = Record<keyof typeof MOVES, unknown[][]>;
 const MOVE_KINDS = Object.keys(MOVES) as (keyof typeof MOVES)[];
@@ -126,17 +130,13 @@ const MOVE_SQL = {
 };
 
 /**
- * Moves rows (tenant, id, new status, then the kind's other columns) out of the kind's `from`
- * status, and only out of it, in one statement.
+ * Moves rows (tenant, id, new status, order_ref, ledger_entry_id) out of the kind's `from` status,
+ * and only out of it, in one statement; a column a row leaves out stays as it is.
  */
 const moveMany = async (tx: Pick<PoolClient, 'query'>, kind: MoveKind, rows: unknown[][]): Promise<void> => {
-  const columns = ['tenant', 'id', 'status', ...kind.also];
-  const column = (name: string) => {
-    const i = columns.indexOf(name);
-    return rows.map((r) => (i < 0 ? null : r[i]));
-  };
-  const common = [kind.from, column('tenant'), column('id'), column('status'), column('order_ref')];
-  await tx.query(kind.table === 'redemptions' ? MOVE_SQL.redemptions(common) : MOVE_SQL.reservations([...common, column('ledger_entry_id')]));
+  await tx.query(kind.table === 'redemptions'
+    ? MOVE_SQL.redemptions([kind.from, ...columnsOf(rows, 4)])
+    : MOVE_SQL.reservations([kind.from, ...columnsOf(rows, 5)]));
 };
 
 /** Every read model of the redemption service (the rebuild tool's convention: `<SERVICE>_PROJECTIONS(deps)`). */
