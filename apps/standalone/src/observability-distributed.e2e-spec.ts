@@ -171,7 +171,7 @@ describe('operating the distributed topology', () => {
       const ingest = await scrape('ingest');
       expect(sample(ingest, 'loyalty_ingest_events_total', { mode: 'live', outcome: 'completed' })).toBeGreaterThanOrEqual(1);
       expect(sample(ingest, 'loyalty_ingest_queue_depth', { mode: 'live', status: 'queued' })).toBe(0);
-      expect(sample(ingest, 'loyalty_kafka_consumer_lag', { group: 'loyalty-ingest', topic: 'ingest.events.submit' })).toBe(0);
+      expect(sample(ingest, 'loyalty_kafka_consumer_lag', { group: 'loyalty-ingest', topic: 'ingest.commands' })).toBe(0);
       expect(sample(ingest, 'loyalty_bus_request_duration_seconds_count', { pattern: 'ledger.events.process', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
       const ledger = await scrape('ledger');
       expect(sample(ledger, 'loyalty_points_total', { kind: 'issued', mode: 'live' })).toBeGreaterThanOrEqual(1000);

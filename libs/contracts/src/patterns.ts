@@ -76,5 +76,27 @@ export const PATTERNS = {
   },
 } as const;
 
+/**
+ * The kind of request topic a pattern goes on in distributed mode (`<owner>.<kind>`): a partition
+ * is consumed one request at a time, so requests that may take long stay off the partitions of the
+ * synchronous commands. `events`: batches of queued events for the ledger (tens of milliseconds
+ * each, a steady stream during a flash sale); `reads`: a programme's lists and finance reports
+ * (keyed by programme, larger replies); `bulk`: imports, sweeps and sandbox wipes (seconds);
+ * `commands`: everything else (one member's command or read, answered in milliseconds).
+ */
+export const requestTopicKind = (pattern: string): 'commands' | 'events' | 'reads' | 'bulk' =>
+  EVENT_PATTERNS.has(pattern) ? 'events' : READ_PATTERNS.has(pattern) ? 'reads' : BULK_PATTERNS.has(pattern) ? 'bulk' : 'commands';
+
+const EVENT_PATTERNS: ReadonlySet<string> = new Set([PATTERNS.ledger.processEvent, PATTERNS.ledger.processEvents]);
+const READ_PATTERNS: ReadonlySet<string> = new Set([
+  PATTERNS.ledger.list, PATTERNS.ledger.liability, PATTERNS.ledger.liabilityAsOf, PATTERNS.ledger.rollForward, PATTERNS.ledger.financeEntries,
+  PATTERNS.ingest.list,
+]);
+const BULK_PATTERNS: ReadonlySet<string> = new Set([
+  PATTERNS.ledger.migrate, PATTERNS.ledger.reverseMigration, PATTERNS.ledger.sweep, PATTERNS.ledger.wipe,
+  PATTERNS.ingest.wipe, PATTERNS.ingest.erase, PATTERNS.referral.wipe,
+  PATTERNS.redemption.sweep, PATTERNS.redemption.wipe, PATTERNS.webhook.sweep, PATTERNS.webhook.wipe,
+]);
+
 /** Every request on the bus names its programme partition (tenant key) and the calling key. */
 export interface TenantScoped { tenant: string; actor?: string }

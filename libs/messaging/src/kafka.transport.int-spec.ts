@@ -88,7 +88,8 @@ describe('KafkaBus specifics', () => {
   });
 
   it('a request nobody answers fails with ProblemError unavailable after the timeout', async () => {
-    const lonely = `${h.run}.nobody-listens`;
+    // an owner no server serves: nobody reads its request topic
+    const lonely = `${h.run}-lonely.nobody-listens`;
     const bus = new KafkaBus(brokers, `${h.run}-impatient`, [lonely], { timeoutMs: 1_000 });
     try {
       await bus.connect();
@@ -100,6 +101,22 @@ describe('KafkaBus specifics', () => {
     } finally {
       await bus.close();
       await deleteKafkaTopicsAndGroups(brokers, [...kafkaTopicsFor([lonely]), bus.replyTopic], [`${h.run}-impatient-client`]);
+    }
+  });
+
+  it('a pattern its request topic\'s server has no handler for is answered at once with an error, not left to time out', async () => {
+    const unknown = `${h.run}.not-handled`;
+    const bus = new KafkaBus(brokers, `${h.run}-skewed`, [unknown], { timeoutMs: 20_000 });
+    try {
+      await bus.connect();
+      const t0 = Date.now();
+      const e = await bus.request(unknown, { hello: 1 }, 'k').catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(ProblemError);
+      expect((e as ProblemError).problem.slug).toBe('internal');
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    } finally {
+      await bus.close();
+      await deleteKafkaTopicsAndGroups(brokers, [bus.replyTopic], [`${h.run}-skewed-client`]);
     }
   });
 
@@ -163,7 +180,7 @@ describe('KafkaBus specifics', () => {
   });
 
   it('refuses to connect a replica that would get no reply partition (more replicas than partitions)', async () => {
-    const pattern = `${h.run}.single-partition`;
+    const pattern = `${h.run}-narrow.single-partition`; // not the harness's request topic (deleted at the end)
     const a = new KafkaBus(brokers, `${h.run}-narrow`, [pattern], { partitions: 1 });
     const b = new KafkaBus(brokers, `${h.run}-narrow`, [pattern], { partitions: 1 });
     try {
@@ -172,6 +189,29 @@ describe('KafkaBus specifics', () => {
     } finally {
       await Promise.all([a.close(), b.close()]);
       await deleteKafkaTopicsAndGroups(brokers, [...kafkaTopicsFor([pattern]), a.replyTopic], [`${h.run}-narrow-client`]);
+    }
+  });
+
+  it('a service started with legacyTopics also answers callers that send to a topic per pattern (a rolling upgrade)', async () => {
+    const run = `${h.run}-legacy`;
+    const patterns = contractPatterns(run);
+    const recorder = new ContractRecorder();
+    const app = await NestFactory.createMicroservice(commandBusContractModule(patterns, recorder), {
+      ...kafkaServerOptions(brokers, `${run}-svc`, `${run}-svc`, { legacyTopics: true }),
+      logger,
+    });
+    const old = new KafkaBus(brokers, `${run}-old`, allPatterns(patterns), { topicOf: (p) => p });
+    const current = new KafkaBus(brokers, `${run}-new`, allPatterns(patterns));
+    try {
+      await app.listen();
+      await kafkaServerReady(app);
+      await Promise.all([old.connect(), current.connect()]);
+      expect(await old.request(patterns.echo, { via: 'pattern topic' }, 'k')).toEqual({ via: 'pattern topic' });
+      expect(await current.request(patterns.echo, { via: 'shared topic' }, 'k')).toEqual({ via: 'shared topic' });
+    } finally {
+      await Promise.all([old.close(), current.close()]);
+      await app.close();
+      await deleteKafkaTopicsAndGroups(brokers, [...allPatterns(patterns), ...kafkaTopicsFor(allPatterns(patterns)), old.replyTopic, current.replyTopic], [`${run}-svc`, `${run}-old-client`, `${run}-new-client`]);
     }
   });
 

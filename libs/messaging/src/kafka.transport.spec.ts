@@ -8,6 +8,9 @@ import {
   KafkaBus,
   kafkaServerOptions,
   kafkaTopicsFor,
+  onRequestTopic,
+  ownerTopicOf,
+  PATTERN_HEADER,
   replyTopicOf,
   OrderedSendQueue,
   TopicCreatingServerKafka,
@@ -89,8 +92,12 @@ describe('kafkaServerOptions', () => {
 });
 
 describe('KafkaBus without a broker', () => {
-  it('names request topics by pattern, and one reply topic per caller for all of them', () => {
-    expect(kafkaTopicsFor(['a.b', 'a.b', 'c'])).toEqual(['a.b', 'c']);
+  it('names one request topic per owner (the pattern\'s first segment), and one reply topic per caller for all of them', () => {
+    expect(ownerTopicOf('ledger.member.enrol')).toBe('ledger.commands');
+    expect(ownerTopicOf('ledger.events.process', 'events')).toBe('ledger.events');
+    expect(ownerTopicOf('solo')).toBe('solo.commands');
+    expect(kafkaTopicsFor(['a.b', 'a.c', 'c'])).toEqual(['a.commands', 'c.commands']);
+    expect(kafkaTopicsFor(['a.b', 'a.c'], (p) => p)).toEqual(['a.b', 'a.c']);
     expect(new KafkaBus(['127.0.0.1:1'], 'loyalty-gateway-42', ['a.b', 'c']).replyTopic).toBe('loyalty-gateway-42.replies');
     expect(new KafkaBus(['127.0.0.1:1'], 'loyalty-gateway-42', ['a.b'], { groupId: 'gw' }).replyTopic).toBe('gw.replies');
     expect(new KafkaBus(['127.0.0.1:1'], 'loyalty-gateway-42', ['a.b'], { replyTopic: replyTopicOf('loyalty-gateway') }).replyTopic).toBe('loyalty-gateway.replies');
@@ -167,6 +174,35 @@ describe('TopicCreatingServerKafka (issue 8: a service survives a broker outage)
     consumer.crash(false);
     expect(server.recovery).toBeNull();
     expect(listen).not.toHaveBeenCalled();
+  });
+});
+
+describe('shared request topics', () => {
+  it('a request Nest addresses to its pattern goes on the pattern\'s request topic, the pattern in a header', () => {
+    const record = { topic: 'ledger.member.enrol', acks: -1, messages: [{ key: 'k', value: '{}', headers: { 'kafka_correlationId': 'c1' } }] };
+    const routed = onRequestTopic(record, ownerTopicOf);
+    expect(routed.topic).toBe('ledger.commands');
+    expect(routed.acks).toBe(-1);
+    expect(routed.messages).toEqual([{ key: 'k', value: '{}', headers: { 'kafka_correlationId': 'c1', [PATTERN_HEADER]: 'ledger.member.enrol' } }]);
+    expect(record.messages[0].headers).not.toHaveProperty(PATTERN_HEADER); // Nest's record is not changed
+    // a topic that is already its own request topic (legacy mapping) is sent as it is
+    expect(onRequestTopic(record, (p) => p)).toBe(record);
+  });
+
+  it('the server hands each request to the handler its header names, or (legacy topics) its topic names', async () => {
+    const server = kafkaServerOptions(['127.0.0.1:1'], 'g', 'c').strategy;
+    const seen: string[] = [];
+    const base = Object.getPrototypeOf(TopicCreatingServerKafka.prototype) as { handleMessage(p: { topic: string }): Promise<unknown> };
+    const spy = jest.spyOn(base, 'handleMessage').mockImplementation(async (p) => { seen.push(p.topic); });
+    try {
+      const message = (headers: Record<string, unknown>) => ({ key: null, value: Buffer.from('{}'), headers, offset: '0', timestamp: '0', attributes: 0, size: 0 });
+      const payload = (topic: string, headers: Record<string, unknown>) => ({ topic, partition: 0, message: message(headers), heartbeat: async () => undefined, pause: () => () => undefined });
+      await server.handleMessage(payload('ledger.commands', { [PATTERN_HEADER]: Buffer.from('ledger.member.enrol') }));
+      await server.handleMessage(payload('ledger.member.get', {}));
+      expect(seen).toEqual(['ledger.member.enrol', 'ledger.member.get']);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import './kafkajs-idle-fix';
+import './kafkajs-commit-interval';
 import { INestMicroservice, Logger } from '@nestjs/common';
 import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, ServerKafka, Transport } from '@nestjs/microservices';
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
@@ -11,8 +12,9 @@ import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
 /**
  * Kafka transport (distributed mode): services host their @MessagePattern handlers in a Nest
  * microservice built from `kafkaServerOptions`; the gateway (or any caller) talks to them through
- * `KafkaBus`. Topic = pattern, partition key = member or order; each caller gets its replies on a
- * topic of its own (`<caller>.replies`, see KafkaBus).
+ * `KafkaBus`. Requests go on a few shared request topics per service (`ownerTopicOf`, e.g.
+ * `ledger.commands`), their pattern in a `loyalty-pattern` header; partition key = member or
+ * order; each caller gets its replies on a topic of its own (`<caller>.replies`, see KafkaBus).
  *
  * Wire format: the request value is `JSON.stringify(payload ?? null)` and the server parses it
  * back with `JsonKafkaRequestDeserializer`, so a handler receives exactly what the in-process
@@ -22,6 +24,8 @@ import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
 
 export const DEFAULT_KAFKA_PARTITIONS = 4;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** How often a caller's reply consumer commits its offsets. */
+export const REPLY_COMMIT_INTERVAL_MS = 1_000;
 /** retention.ms of the request and reply topics this transport creates (one day). */
 export const REQUEST_RETENTION_MS = 86_400_000;
 
@@ -67,8 +71,27 @@ const requestLog = new Logger('KafkaServer');
 /** The Java client's murmur2 partitioner: the same key lands on the same partition as from any Kafka client. */
 const producerConfig = { createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true };
 
-/** Request topics are the patterns. */
-export const kafkaTopicsFor = (patterns: readonly string[]): string[] => [...new Set(patterns)];
+/** The header that names a request's pattern: several patterns share one request topic. */
+export const PATTERN_HEADER = 'loyalty-pattern';
+
+/** The request topic a pattern's requests go on. Every caller and server of a topology must use the same. */
+export type TopicOf = (pattern: string) => string;
+
+/**
+ * One request topic per owner and kind: `<owner>.<kind>`, the owner being the pattern's first
+ * segment (`ledger.member.enrol` → `ledger.commands`). Not a topic per pattern: a consumer's fetch
+ * names every partition of every topic it reads, so the ledger's 27 patterns of 16 partitions
+ * each made every fetch (one per message that arrives) list 432 partitions, for the consumer to
+ * encode and the broker to walk (kafkajs was 15 % of the ledger's busy time, the broker a fifth of
+ * the topology's CPU in the distributed ingest run).
+ */
+export const ownerTopicOf = (pattern: string, kind = 'commands'): string => {
+  const dot = pattern.indexOf('.');
+  return `${dot > 0 ? pattern.slice(0, dot) : pattern}.${kind}`;
+};
+
+/** The request topics of these patterns (`ownerTopicOf` unless told otherwise). */
+export const kafkaTopicsFor = (patterns: readonly string[], topicOf: TopicOf = ownerTopicOf): string[] => [...new Set(patterns.map((p) => topicOf(p)))];
 
 /** The topic a caller's replies come on, from every service it calls: `<caller>.replies` (KafkaBus' `replyTopic`). */
 export const replyTopicOf = (caller: string): string => `${caller}.replies`;
@@ -95,6 +118,13 @@ const decodeJson = (value: unknown): unknown => {
 export interface KafkaServerTuning extends KafkaTopicSettings {
   /** Partitions processed at once; one partition (= one member or order) is always sequential. Default 8. */
   partitionsConsumedConcurrently?: number;
+  /** The request topic of each pattern (default `ownerTopicOf`); callers must use the same. */
+  topicOf?: TopicOf;
+  /**
+   * Also serve the topics named after each pattern, as callers before the shared request topics
+   * sent them (a rolling upgrade: old gateways still send there until they are replaced).
+   */
+  legacyTopics?: boolean;
 }
 
 type KafkaServerConfig = Required<KafkaOptions>['options'];
@@ -141,27 +171,38 @@ export class TopicCreatingServerKafka extends ServerKafka {
     options: KafkaServerConfig,
     private readonly topicBrokers: string[],
     private readonly topicSettings: KafkaTopicSettings = {},
+    private readonly topicOf: TopicOf = ownerTopicOf,
+    private readonly legacyTopics = false,
   ) {
     super(options);
   }
 
+  /** Subscribes to the request topics of its handlers' patterns (created first), not to the patterns themselves as Nest does. */
   override async bindEvents(consumer: Consumer): Promise<void> {
+    const patterns = [...this.messageHandlers.keys()];
     // request topics only: replies go to the topic each request names (the caller creates it)
-    const topics = [...this.messageHandlers.keys()];
+    const topics = [...new Set([...kafkaTopicsFor(patterns, this.topicOf), ...(this.legacyTopics ? patterns : [])])];
     // a slow fresh broker may take minutes to serve its new topics: a service waits (readyz 503), never exits
     await ensureKafkaTopics(this.topicBrokers, topics, this.topicSettings, Number.POSITIVE_INFINITY);
-    await super.bindEvents(consumer);
+    if (topics.length > 0) await consumer.subscribe({ ...(this.options.subscribe ?? {}), topics });
+    await consumer.run({ ...(this.options.run ?? {}), eachMessage: this.getMessageHandler() });
   }
 
   /**
-   * Each request runs inside the trace and request its headers carry (issue 11): a consumer span,
-   * child of the caller's producer span, and log lines with the gateway's request id.
+   * Each request is handled by its pattern's handler, named by its `loyalty-pattern` header (a
+   * request without one, on a legacy per-pattern topic, by its topic). It runs inside the trace
+   * and request its headers carry (issue 11): a consumer span, child of the caller's producer
+   * span, and log lines with the gateway's request id.
    */
   override async handleMessage(payload: EachMessagePayload): Promise<unknown> {
-    const carrier = carrierFrom(payload.message.headers as Record<string, unknown> | undefined);
-    return withCarrier(carrier, () => inSpan(`${payload.topic} process`, SpanKind.CONSUMER, busAttributes('kafka', payload.topic, 'process'), () => {
-      requestLog.debug(`handling ${payload.topic} (partition ${payload.partition}, offset ${payload.message.offset})`);
-      return super.handleMessage(payload);
+    const headers = payload.message.headers as Record<string, unknown> | undefined;
+    const named = headers?.[PATTERN_HEADER];
+    const pattern = named === undefined ? payload.topic : String(Array.isArray(named) ? named[0] : named);
+    const carrier = carrierFrom(headers);
+    return withCarrier(carrier, () => inSpan(`${pattern} process`, SpanKind.CONSUMER, busAttributes('kafka', pattern, 'process'), () => {
+      requestLog.debug(`handling ${pattern} (${payload.topic}, partition ${payload.partition}, offset ${payload.message.offset})`);
+      // Nest takes the pattern from the topic it is handed
+      return super.handleMessage(pattern === payload.topic ? payload : { ...payload, topic: pattern });
     }));
   }
 
@@ -246,7 +287,7 @@ export const kafkaServerOptions = (
   return {
     transport: Transport.KAFKA,
     options,
-    strategy: new TopicCreatingServerKafka(options, brokers, { partitions, replicationFactor }),
+    strategy: new TopicCreatingServerKafka(options, brokers, { partitions, replicationFactor }, tuning.topicOf, tuning.legacyTopics),
   };
 };
 
@@ -402,7 +443,12 @@ export class OrderedSendQueue {
  * owner when kafkajs gives up on the reply consumer (CRASH with `restart: false`).
  */
 class OrderedClientKafka extends ClientKafka {
-  constructor(options: ConstructorParameters<typeof ClientKafka>[0], private readonly replyTopic: string, private readonly onConsumerLost: (error: Error) => void) {
+  constructor(
+    options: ConstructorParameters<typeof ClientKafka>[0],
+    private readonly replyTopic: string,
+    private readonly topicOf: TopicOf,
+    private readonly onConsumerLost: (error: Error) => void,
+  ) {
     super(options);
   }
 
@@ -424,9 +470,17 @@ class OrderedClientKafka extends ClientKafka {
     const producer = this._producer;
     if (!producer) return;
     const queue = new OrderedSendQueue((batch) => producer.sendBatch(batch));
-    producer.send = (record) => queue.send(record);
+    // Nest sends to a topic named after the pattern: send to the pattern's request topic, naming the pattern in a header
+    producer.send = (record) => queue.send(onRequestTopic(record, this.topicOf));
   }
 }
+
+/** A record Nest addressed to its pattern, addressed to the pattern's request topic instead (with the pattern in a header). */
+export const onRequestTopic = (record: ProducerRecord, topicOf: TopicOf): ProducerRecord => {
+  const topic = topicOf(record.topic);
+  if (topic === record.topic) return record;
+  return { ...record, topic, messages: record.messages.map((m) => ({ ...m, headers: { ...m.headers, [PATTERN_HEADER]: record.topic } })) };
+};
 
 export interface KafkaBusOptions extends KafkaTopicSettings {
   /** How long `request` waits for a reply before failing with 503 'unavailable'. Default 30 s. */
@@ -443,6 +497,8 @@ export interface KafkaBusOptions extends KafkaTopicSettings {
   replyTopic?: string;
   /** Partitions of the reply topic when this caller creates it (default `partitions`): one per caller replica that shares the reply group. */
   replyPartitions?: number;
+  /** The request topic of each pattern (default `ownerTopicOf`); the servers must use the same. */
+  topicOf?: TopicOf;
 }
 
 /**
@@ -450,8 +506,9 @@ export interface KafkaBusOptions extends KafkaTopicSettings {
  * comes on one topic of its own, `replyTopic` (`<group>.replies`): Nest's default, a `<pattern>.reply`
  * topic per pattern, had the gateway fetch 54 topics of 16 partitions each (and read the replies
  * meant for every other caller of those patterns) on every fetch, which made kafkajs the gateway's
- * largest CPU cost and multiplied the broker's work per fetch. The pattern still names the request
- * topic; the reply topic and partition travel in each request's headers, as Nest's servers expect.
+ * largest CPU cost and multiplied the broker's work per fetch. Requests go on the pattern's request
+ * topic (`topicOf`, shared by several patterns for the same reason), the pattern in a header; the
+ * reply topic and partition travel in each request's headers, as Nest's servers expect.
  * `connect()` creates the request and reply topics, joins the reply group and waits until replies
  * can actually be received.
  */
@@ -483,9 +540,13 @@ export class KafkaBus extends CommandBus {
       client: clientConfig(clientId, brokers),
       consumer: { groupId: options.groupId ?? clientId, ...lowLatencyConsumer },
       producer: producerConfig,
+      // A reply consumer's offsets matter only to a rejoin of its own process's group (a restart is a
+      // new group that starts at the end): committed once a second, not after every reply (an
+      // OffsetCommit per request for the broker; see kafkajs-commit-interval).
+      run: { autoCommitInterval: REPLY_COMMIT_INTERVAL_MS },
       // no request patterns: nothing to hear back, so no reply consumer (and no idle fetching)
       producerOnlyMode: this.patterns.size === 0,
-    }, this.replyTopic, (error) => this.reconnect(error));
+    }, this.replyTopic, options.topicOf ?? ownerTopicOf, (error) => this.reconnect(error));
     // ClientKafka only subscribes to reply topics registered before it connects (one for all patterns).
     if (this.patterns.size > 0) this.client.subscribeToResponseOf(this.replyTopic);
   }
@@ -618,7 +679,7 @@ export class KafkaBus extends CommandBus {
   }
 
   private async doConnect(): Promise<void> {
-    await ensureKafkaTopics(this.brokers, kafkaTopicsFor([...this.patterns]), this.options);
+    await ensureKafkaTopics(this.brokers, kafkaTopicsFor([...this.patterns], this.options.topicOf), this.options);
     if (this.patterns.size > 0) {
       await ensureKafkaTopics(this.brokers, [this.replyTopic], { ...this.options, partitions: this.options.replyPartitions ?? this.options.partitions });
     }

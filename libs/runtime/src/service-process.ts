@@ -1,8 +1,8 @@
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { KafkaBus, KafkaHealth, kafkaServerOptions, kafkaServerReady, replyTopicOf } from '@loyalty/messaging';
+import { KafkaBus, KafkaHealth, kafkaServerOptions, kafkaServerReady, ownerTopicOf, replyTopicOf, TopicOf } from '@loyalty/messaging';
 import { AppConfig, METRICS, MigrationClass, loadConfig, onScrape, registerOwnPort } from '@loyalty/platform';
-import { PATTERNS } from '@loyalty/contracts';
+import { PATTERNS, requestTopicKind } from '@loyalty/contracts';
 import { openRuntime, RuntimeModule } from './runtime.module';
 import { OpsController } from './ops/ops.controller';
 import { installHttpMetrics } from './ops/metrics';
@@ -14,6 +14,12 @@ import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdow
 
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
 export const ALL_PATTERNS: string[] = Object.values(PATTERNS).flatMap((group) => Object.values(group) as string[]);
+
+/** The request topic of a pattern: `<owner>.commands`, `<owner>.events` or `<owner>.bulk` (every process uses this one). */
+export const requestTopicOf: TopicOf = (pattern) => ownerTopicOf(pattern, requestTopicKind(pattern));
+
+/** LOYALTY_KAFKA_LEGACY_TOPICS=1: services also serve the per-pattern topics of releases before the shared request topics (a rolling upgrade). */
+const legacyTopics = (): boolean => ['1', 'true'].includes(process.env.LOYALTY_KAFKA_LEGACY_TOPICS ?? '');
 
 @Module({})
 class ServiceRootModule {
@@ -73,7 +79,7 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   // on the lowest), and one reply topic per kind of process, of one partition: the replicas of a kind
   // share it (each skips the others' replies), and a restart, a new group, starts at its end.
   const bus = new KafkaBus(brokers, `loyalty-${options.name}-${process.pid}`, [...(options.requests ?? ALL_PATTERNS)], {
-    partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs, replyTopic: replyTopicOf(`loyalty-${options.name}`), replyPartitions: 1,
+    partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), timeoutMs, replyTopic: replyTopicOf(`loyalty-${options.name}`), replyPartitions: 1, topicOf: requestTopicOf,
   });
   // A broker that has just started answers 'group coordinator not available' for a while (its
   // offsets topic is being created); a failed connect is forgotten, so keep trying, with backoff,
@@ -87,7 +93,9 @@ export const startProcess = async (options: ProcessOptions): Promise<INestApplic
   installHttpMetrics(app);
   options.configure?.(app, config);
   if (options.consumes) {
-    const ms = app.connectMicroservice(kafkaServerOptions(brokers, `loyalty-${options.name}`, `loyalty-${options.name}`, { partitionsConsumedConcurrently: 16, partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16) }));
+    const ms = app.connectMicroservice(kafkaServerOptions(brokers, `loyalty-${options.name}`, `loyalty-${options.name}`, {
+      partitionsConsumedConcurrently: 16, partitions: Number(process.env.KAFKA_TOPIC_PARTITIONS ?? 16), topicOf: requestTopicOf, legacyTopics: legacyTopics(),
+    }));
     await app.startAllMicroservices();
     // the consumer joins when the group coordinator is there; kafkajs keeps trying, so do we (never exit)
     await retryWithBackoff(options.name, 'Kafka consumer group', () => kafkaServerReady(ms, 60_000), (e) => starting.note('broker', e));
