@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { KafkaContext, Transport } from '@nestjs/microservices';
-import { KafkaJSNumberOfRetriesExceeded } from 'kafkajs';
+import { EachMessagePayload, IHeaders, KafkaJSNumberOfRetriesExceeded } from 'kafkajs';
 import type { ProducerBatch, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
 import { ProblemError } from '@loyalty/platform';
 import {
@@ -195,8 +195,10 @@ describe('shared request topics', () => {
     const base = Object.getPrototypeOf(TopicCreatingServerKafka.prototype) as { handleMessage(p: { topic: string }): Promise<unknown> };
     const spy = jest.spyOn(base, 'handleMessage').mockImplementation(async (p) => { seen.push(p.topic); });
     try {
-      const message = (headers: Record<string, unknown>) => ({ key: null, value: Buffer.from('{}'), headers, offset: '0', timestamp: '0', attributes: 0, size: 0 });
-      const payload = (topic: string, headers: Record<string, unknown>) => ({ topic, partition: 0, message: message(headers), heartbeat: async () => undefined, pause: () => () => undefined });
+      const payload = (topic: string, headers: IHeaders): EachMessagePayload => ({
+        topic, partition: 0, message: { key: null, value: Buffer.from('{}'), headers, offset: '0', timestamp: '0', attributes: 0 },
+        heartbeat: async () => undefined, pause: () => () => undefined,
+      });
       await server.handleMessage(payload('ledger.commands', { [PATTERN_HEADER]: Buffer.from('ledger.member.enrol') }));
       await server.handleMessage(payload('ledger.member.get', {}));
       expect(seen).toEqual(['ledger.member.enrol', 'ledger.member.get']);

@@ -48,9 +48,9 @@ export interface DistributedOptions {
 
 /**
  * One distributed topology at a time per broker: the apps' consumer groups (`loyalty-<service>`)
- * and topics (the patterns) are not namespaced, so two topologies on one broker would serve each
- * other's requests against the wrong database. The lock is held by a `flock` child whose stdin is
- * our pipe: it is released when we close it, or when this process dies.
+ * and request topics (`<service>.commands` …) are not namespaced, so two topologies on one broker
+ * would serve each other's requests against the wrong database. The lock is held by a `flock`
+ * child whose stdin is our pipe: it is released when we close it, or when this process dies.
  */
 const lockTopology = async (timeoutMs = 900_000): Promise<() => void> => {
   const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').replace(/[^a-z0-9]+/gi, '_');

@@ -22,6 +22,9 @@ export interface EventRow {
   processed_at: Date | null;
 }
 
+/** What the submission's reply needs of an event it inserted. */
+export type InsertedEventRow = Pick<EventRow, 'seq' | 'id' | 'idempotency_key' | 'type' | 'status'>;
+
 /** What a submission stores of an event (the rest is the queue's). */
 export type NewEventRow = Pick<EventRow, 'id' | 'idempotency_key' | 'type' | 'order_ref' | 'partition_key' | 'payload'>;
 
@@ -43,8 +46,8 @@ const DEADLOCK = '40P01';
  */
 const LEASED = `(status in ('queued', 'running') and locked_until is not null)`;
 /** The row as readers see it: a leased row is `running`. */
-const COLUMNS = `seq, tenant, id, idempotency_key, type, order_ref, partition_key, payload,
-  case when ${LEASED} then 'running' else status end as status,
+const STATUS = `case when ${LEASED} then 'running' else status end as status`;
+const COLUMNS = `seq, tenant, id, idempotency_key, type, order_ref, partition_key, payload, ${STATUS},
   error, ledger_entry_ids, attempts, received_at, processed_at`;
 const RETENTION = "interval '30 days'";
 
@@ -124,18 +127,19 @@ export class EventQueueRepository {
    * inserted. A key some other request inserted first (committed or in flight: the unique index
    * makes this statement wait for it) is skipped; the caller reads it back as a replay.
    */
-  async insert(tenant: string, events: NewEventRow[], receivedAt: Date, trace: Carrier | null = null): Promise<EventRow[]> {
+  async insert(tenant: string, events: NewEventRow[], receivedAt: Date, trace: Carrier | null = null): Promise<InsertedEventRow[]> {
     if (events.length === 0) return [];
     const rows = JSON.stringify(events.map((e) => ({ ...e, payload: e.payload })));
     for (let attempt = 1; ; attempt++) {
       try {
-        const { rows: inserted } = await this.pool.query<EventRow>(
+        // returns only what the reply needs: the payloads, timestamps and arrays were read back and parsed for nothing
+        const { rows: inserted } = await this.pool.query<InsertedEventRow>(
           `insert into ingest.events (tenant, id, idempotency_key, type, order_ref, partition_key, payload, received_at, trace)
            select $1, r->>'id', r->>'idempotency_key', r->>'type', r->>'order_ref', r->>'partition_key', r->'payload', $3, $4::jsonb
            from jsonb_array_elements($2::jsonb) with ordinality as t(r, n)
            order by t.n
            on conflict (tenant, idempotency_key) where not key_retired do nothing
-           returning ${COLUMNS}`, [tenant, rows, receivedAt, trace && Object.keys(trace).length ? JSON.stringify(trace) : null]);
+           returning seq, id, idempotency_key, type, ${STATUS}`, [tenant, rows, receivedAt, trace && Object.keys(trace).length ? JSON.stringify(trace) : null]);
         return inserted.sort((a, b) => compareSeq(a.seq, b.seq));
       } catch (e) {
         // Two batches sharing keys in opposite orders can deadlock on the unique index; one retries.

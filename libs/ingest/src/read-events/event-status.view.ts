@@ -14,4 +14,4 @@ export const toEventStatus = (r: EventRow): EventStatus => ({
   idempotency_key: r.idempotency_key,
 });
 
-export const toEventAccepted = (r: EventRow, replayed: boolean): EventAccepted => ({ id: r.id, type: r.type, status: r.status, replayed });
+export const toEventAccepted = (r: Pick<EventRow, 'id' | 'type' | 'status'>, replayed: boolean): EventAccepted => ({ id: r.id, type: r.type, status: r.status, replayed });

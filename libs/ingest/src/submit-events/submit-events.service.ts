@@ -1,7 +1,7 @@
 import type { EventAccepted, InboundEvent, SubmitEventsReply, SubmitEventsRequest } from '@loyalty/contracts';
 import { isInboundEventType } from '@loyalty/contracts';
 import { FieldError, currentCarrier, newId, problem, validation } from '@loyalty/platform';
-import { EventQueueRepository, EventRow, NewEventRow } from '../queue/event-queue.repository';
+import { EventQueueRepository, EventRow, InsertedEventRow, NewEventRow } from '../queue/event-queue.repository';
 import { toEventAccepted } from '../read-events/event-status.view';
 import { idempotencyKeyFor, isCustomerEvent, orderRefOf, partitionKeyFor } from './idempotency-key';
 
@@ -35,7 +35,7 @@ export class SubmitEventsService {
     const known = byKey(await this.repo.findByKeys(tenant, [...firstIndex.keys()]));
     const fresh = [...firstIndex.entries()].filter(([k]) => !known.has(k));
 
-    const inserted = new Map<string, EventRow>();
+    const inserted = new Map<string, InsertedEventRow>();
     if (fresh.length > 0) {
       // Checked before anything is written: a refused request leaves nothing behind, so resending is safe.
       if (await this.repo.backlogExceeds(tenant, this.options.backlogLimit)) throw backlogFull(this.options.backlogLimit);
