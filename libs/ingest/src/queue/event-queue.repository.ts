@@ -53,6 +53,22 @@ const RETENTION = "interval '30 days'";
 
 /** The claim (a function: it plans its own statement), prepared. */
 const CLAIM_SQL = prepared('ingest_claim', 'select * from ingest.claim_events($1, $2)');
+
+/**
+ * Outcomes, each written only while its caller still holds the lease (one JSON array of outcomes:
+ * an array per column had the pg driver escape every element again). Prepared: its generic plan is
+ * a primary-key probe per outcome.
+ */
+const FINISH_SQL = prepared('ingest_finish', `update ingest.events e
+    set status = u.status, error = u.error, ledger_entry_ids = array(select jsonb_array_elements_text(u.ids)),
+        processed_at = u.processed_at, locked_until = null
+   from jsonb_to_recordset($1::jsonb) as u(n int, tenant text, id text, attempts int, status text, error text, ids jsonb, processed_at timestamptz)
+  where e.tenant = u.tenant and e.id = u.id and e.attempts = u.attempts and e.locked_until is not null
+    -- open (queued or running, the CHECK allows nothing else), written so that the planner
+    -- cannot take events_open_partition for it: with a backlog and lagging statistics it read
+    -- every open row of the tenant per outcome (127 ms a batch) instead of the primary key
+    and e.status not in ('completed', 'failed')
+  returning u.n`);
 /** The newest event of a tenant (events_by_tenant, backwards), prepared. */
 const NEWEST_SQL = prepared('ingest_newest', 'select max(seq) as newest from ingest.events where tenant = $1');
 /**
@@ -200,20 +216,11 @@ export class EventQueueRepository {
 
   /** Many outcomes in one statement; each row is updated only while its caller still holds the lease. */
   private async finishMany(items: Finish[]): Promise<boolean[]> {
-    const { rows } = await this.pool.query<{ n: number }>(
-      `update ingest.events e
-          set status = u.status, error = u.error, ledger_entry_ids = array(select jsonb_array_elements_text(u.ids)),
-              processed_at = u.processed_at, locked_until = null
-         from unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[])
-              with ordinality as u(tenant, id, attempts, status, error, ids, processed_at, n)
-        where e.tenant = u.tenant and e.id = u.id and e.attempts = u.attempts and e.locked_until is not null
-          -- open (queued or running, the CHECK allows nothing else), written so that the planner
-          -- cannot take events_open_partition for it: with a backlog and lagging statistics it read
-          -- every open row of the tenant per outcome (127 ms a batch) instead of the primary key
-          and e.status not in ('completed', 'failed')
-        returning u.n::int as n`,
-      [items.map((i) => i.e.tenant), items.map((i) => i.e.id), items.map((i) => i.e.attempts), items.map((i) => i.outcome.status),
-        items.map((i) => i.outcome.error), items.map((i) => JSON.stringify(i.outcome.ledger_entry_ids)), items.map((i) => i.processedAt)]);
+    const outcomes = JSON.stringify(items.map((i, n) => ({
+      n: n + 1, tenant: i.e.tenant, id: i.e.id, attempts: i.e.attempts, status: i.outcome.status, error: i.outcome.error,
+      ids: i.outcome.ledger_entry_ids, processed_at: i.processedAt.toISOString(),
+    })));
+    const { rows } = await this.pool.query<{ n: number }>(FINISH_SQL([outcomes]));
     const done = new Set(rows.map((r) => r.n));
     return items.map((_, i) => done.has(i + 1));
   }
