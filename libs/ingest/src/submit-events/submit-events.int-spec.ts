@@ -169,6 +169,26 @@ describe('accepting events (PostgreSQL queue)', () => {
     expect((await rejection(s.submit(tenant, [{ event: paid('R-8') }]))).problem.slug).toBe('backlog');
   });
 
+  it('claiming a whole page of events rewrites no index (HOT updates): half of each page is kept free for the leases', async () => {
+    const tenant = 'P-hot';
+    // a realistic payload (a few hundred bytes a row), a page's worth and more
+    const events = Array.from({ length: 60 }, (_, i) => ({ event: paid(`HOT-${i}`, { email: `customer-${i}@example.com`, currency: 'EUR', items: [{ sku: `SKU-${i}`, qty: 1 }] }) }));
+    await service().submit(tenant, events);
+    const tx = await db.pool.connect();
+    try {
+      await tx.query('begin');
+      const { rows } = await tx.query('select id from ingest.claim_events(1000, 60000) where tenant = $1', [tenant]);
+      const { rows: [stat] } = await tx.query(`select pg_stat_get_xact_tuples_updated('ingest.events'::regclass)::int as updated,
+        pg_stat_get_xact_tuples_hot_updated('ingest.events'::regclass)::int as hot`);
+      await tx.query('rollback');
+      expect(rows.length).toBeGreaterThanOrEqual(60);
+      expect(stat.updated).toBeGreaterThanOrEqual(60);
+      expect(stat.hot).toBe(stat.updated);
+    } finally {
+      tx.release();
+    }
+  });
+
   it('refuses events the queue cannot key, even if the gateway was bypassed', async () => {
     const e = await rejection(service().submit('P-guard', [{ event: { type: 'order.paid' } as unknown as InboundEvent }]));
     expect(e.problem).toMatchObject({ slug: 'validation', errors: [{ path: '/order_ref' }] });
