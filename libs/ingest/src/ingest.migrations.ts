@@ -121,9 +121,25 @@ export const IngestFill004_1765200000000 = sqlMigration('IngestFill004_176520000
     `,
 });
 
+/**
+ * Throughput (issue 7, ninth round): the unique index on seq goes. Nothing reads the queue by seq
+ * alone (the claim walks events_queued, lists and the backlog probe read per tenant, by_tenant and
+ * the others), a bigserial is unique by construction, and every insert and every non-HOT outcome
+ * wrote an entry into it.
+ */
+export const IngestSeqIndex005_1765200001000 = sqlMigration('IngestSeqIndex005_1765200001000', {
+  up: `
+      alter table ingest.events drop constraint if exists events_seq_key;
+    `,
+  down: `
+      alter table ingest.events add constraint events_seq_key unique (seq);
+    `,
+});
+
 export const INGEST_MIGRATIONS: MigrationClass[] = [
   Ingest001_1764000015000,
   IngestTrace002_1764100015000,
   IngestLeases003_1764200000000,
   IngestFill004_1765200000000,
+  IngestSeqIndex005_1765200001000,
 ];
