@@ -169,11 +169,28 @@ describe('accepting events (PostgreSQL queue)', () => {
     expect((await rejection(s.submit(tenant, [{ event: paid('R-8') }]))).problem.slug).toBe('backlog');
   });
 
+  it('refuses events the queue cannot key, even if the gateway was bypassed', async () => {
+    const e = await rejection(service().submit('P-guard', [{ event: { type: 'order.paid' } as unknown as InboundEvent }]));
+    expect(e.problem).toMatchObject({ slug: 'validation', errors: [{ path: '/order_ref' }] });
+    expect(await count('P-guard')).toBe(0);
+  });
+});
+
+describe('the queue table (PostgreSQL)', () => {
+  // a database of its own: the claim takes every queued event, of any programme
+  let db: TestDatabase;
+  let repo: EventQueueRepository;
+  beforeAll(async () => {
+    db = await createTestDatabase('ingest_pages', { migrations: INGEST_MIGRATIONS });
+    repo = new EventQueueRepository(db.pool);
+  });
+  afterAll(async () => db?.drop());
+
   it('claiming a whole page of events rewrites no index (HOT updates): half of each page is kept free for the leases', async () => {
     const tenant = 'P-hot';
     // a realistic payload (a few hundred bytes a row), a page's worth and more
     const events = Array.from({ length: 60 }, (_, i) => ({ event: paid(`HOT-${i}`, { email: `customer-${i}@example.com`, currency: 'EUR', items: [{ sku: `SKU-${i}`, qty: 1 }] }) }));
-    await service().submit(tenant, events);
+    await new SubmitEventsService(repo, { backlogLimit: 20_000, now: async () => new Date() }).submit(tenant, events);
     const tx = await db.pool.connect();
     try {
       await tx.query('begin');
@@ -187,12 +204,6 @@ describe('accepting events (PostgreSQL queue)', () => {
     } finally {
       tx.release();
     }
-  });
-
-  it('refuses events the queue cannot key, even if the gateway was bypassed', async () => {
-    const e = await rejection(service().submit('P-guard', [{ event: { type: 'order.paid' } as unknown as InboundEvent }]));
-    expect(e.problem).toMatchObject({ slug: 'validation', errors: [{ path: '/order_ref' }] });
-    expect(await count('P-guard')).toBe(0);
   });
 });
 
