@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { CROCKFORD } from './ids';
 
 /**
  * Ids derived from what caused them, so a retried command (Kafka redelivery, a crashed worker)
  * produces the very same ids and the event store's idempotent append can recognise it.
  */
-const digest = (seed: string): Buffer => createHash('sha256').update(seed).digest();
+/** SHA-256 of the seed (the one-shot `hash`: a third cheaper than a Hash object for inputs this short). */
+const digest = (seed: string): Buffer => hash('sha256', seed, 'buffer');
 
 /** A UUID (version 5 layout, SHA-256 based) for event-store event ids: a retried command appends the very same ids, which the store ignores. */
 export const deterministicUuid = (seed: string): string => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { PATTERNS } from '@loyalty/contracts';
 import type { InboundEvent, ProcessEventOutcome, ProcessEventRequest, ProcessEventsReply } from '@loyalty/contracts';
@@ -59,7 +59,7 @@ export const customerKeyOf = (e: InboundEvent): string => {
 export const batchesOf = (events: ClaimedEvent[], o: Pick<IngestWorkerOptions, 'batchSize' | 'busKeys'>): { key: string; events: ClaimedEvent[] }[] => {
   const groups = new Map<number, ClaimedEvent[]>();
   for (const e of events) {
-    const g = createHash('sha1').update(`${e.tenant}|${customerKeyOf(e.payload)}`).digest().readUInt32BE(0) % Math.max(1, o.busKeys);
+    const g = hash('sha1', `${e.tenant}|${customerKeyOf(e.payload)}`, 'buffer').readUInt32BE(0) % Math.max(1, o.busKeys);
     const list = groups.get(g);
     if (list) list.push(e);
     else groups.set(g, [e]);
