@@ -24,7 +24,9 @@ if [ "$mode" = distributed ]; then
   export LOYALTY_ADMIN_TOKEN="${LOYALTY_ADMIN_TOKEN:-bench-admin-$$}"
   export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/$db}"
   export DIST_STATE_DIR="${DIST_STATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/loyalty-bench-dist-XXXXXX")}"
-  export PORT="${PORT:-$((20000 + RANDOM % 20000))}" DIST_PORT_BASE="${DIST_PORT_BASE:-$((42000 + RANDOM % 2000 * 10))}"
+  # ports below the kernel's ephemeral range (32768 and up): a port picked there was sometimes taken
+  # by an outgoing connection of this machine (EADDRINUSE at a service's start)
+  export PORT="${PORT:-$((20000 + RANDOM % 6000))}" DIST_PORT_BASE="${DIST_PORT_BASE:-$((26000 + RANDOM % 600 * 10))}"
   # a 20,000-event backlog must not be refused while it is being enqueued
   if [ "$what" = backlog ]; then export LOYALTY_BACKLOG_LIMIT="${LOYALTY_BACKLOG_LIMIT:-1000000}"; fi
   cleanup() {
