@@ -82,8 +82,8 @@ export type TopicOf = (pattern: string) => string;
  * segment (`ledger.member.enrol` → `ledger.commands`). Not a topic per pattern: a consumer's fetch
  * names every partition of every topic it reads, so the ledger's 27 patterns of 16 partitions
  * each made every fetch (one per message that arrives) list 432 partitions, for the consumer to
- * encode and the broker to walk (kafkajs was 15 % of the ledger's busy time, the broker a fifth of
- * the topology's CPU in the distributed ingest run).
+ * encode and the broker to walk (kafkajs was 23–29 % of the ledger's busy time while the
+ * distributed benchmark enrolled its members, the broker 10–25 % of the topology's CPU).
  */
 export const ownerTopicOf = (pattern: string, kind = 'commands'): string => {
   const dot = pattern.indexOf('.');

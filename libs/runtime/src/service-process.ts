@@ -15,7 +15,7 @@ import { StartingResponder, closeConnectionsWhenStopping, installGracefulShutdow
 /** Every request pattern on the bus: a process's client subscribes to the replies of all of them. */
 export const ALL_PATTERNS: string[] = Object.values(PATTERNS).flatMap((group) => Object.values(group) as string[]);
 
-/** The request topic of a pattern: `<owner>.commands`, `<owner>.events` or `<owner>.bulk` (every process uses this one). */
+/** The request topic of a pattern: `<owner>.commands`, `.events`, `.reads` or `.bulk` (requestTopicKind; every process uses this one). */
 export const requestTopicOf: TopicOf = (pattern) => ownerTopicOf(pattern, requestTopicKind(pattern));
 
 /** LOYALTY_KAFKA_LEGACY_TOPICS=1: services also serve the per-pattern topics of releases before the shared request topics (a rolling upgrade). */
