@@ -87,37 +87,34 @@ describe('KafkaBus specifics', () => {
     for (const key of keys) expect(h.recorder.arrivals.get(key)).toEqual([0, 1, 2, 3, 4]);
   });
 
+  /** One request from a bus of its own (then closed, its reply topic and group deleted, and `topics` too): the problem it failed with and how long it took. */
+  const askAlone = async (caller: string, pattern: string, timeoutMs: number, topics: string[] = []): Promise<{ problem: unknown; ms: number }> => {
+    const bus = new KafkaBus(brokers, `${h.run}-${caller}`, [pattern], { timeoutMs });
+    try {
+      await bus.connect();
+      const t0 = Date.now();
+      const problem = await bus.request(pattern, { hello: 1 }, 'k').catch((err: unknown) => err);
+      return { problem, ms: Date.now() - t0 };
+    } finally {
+      await bus.close();
+      await deleteKafkaTopicsAndGroups(brokers, [...topics, bus.replyTopic], [`${h.run}-${caller}-client`]);
+    }
+  };
+
   it('a request nobody answers fails with ProblemError unavailable after the timeout', async () => {
     // an owner no server serves: nobody reads its request topic
     const lonely = `${h.run}-lonely.nobody-listens`;
-    const bus = new KafkaBus(brokers, `${h.run}-impatient`, [lonely], { timeoutMs: 1_000 });
-    try {
-      await bus.connect();
-      const t0 = Date.now();
-      const e = await bus.request(lonely, { hello: 1 }, 'k').catch((err: unknown) => err);
-      expect(e).toBeInstanceOf(ProblemError);
-      expect((e as ProblemError).problem.slug).toBe('unavailable');
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
-    } finally {
-      await bus.close();
-      await deleteKafkaTopicsAndGroups(brokers, [...kafkaTopicsFor([lonely]), bus.replyTopic], [`${h.run}-impatient-client`]);
-    }
+    const { problem, ms } = await askAlone('impatient', lonely, 1_000, kafkaTopicsFor([lonely]));
+    expect(problem).toBeInstanceOf(ProblemError);
+    expect((problem as ProblemError).problem.slug).toBe('unavailable');
+    expect(ms).toBeGreaterThanOrEqual(900);
   });
 
   it('a pattern its request topic\'s server has no handler for is answered at once with an error, not left to time out', async () => {
-    const unknown = `${h.run}.not-handled`;
-    const bus = new KafkaBus(brokers, `${h.run}-skewed`, [unknown], { timeoutMs: 20_000 });
-    try {
-      await bus.connect();
-      const t0 = Date.now();
-      const e = await bus.request(unknown, { hello: 1 }, 'k').catch((err: unknown) => err);
-      expect(e).toBeInstanceOf(ProblemError);
-      expect((e as ProblemError).problem.slug).toBe('internal');
-      expect(Date.now() - t0).toBeLessThan(10_000);
-    } finally {
-      await bus.close();
-      await deleteKafkaTopicsAndGroups(brokers, [bus.replyTopic], [`${h.run}-skewed-client`]);
-    }
+    const { problem, ms } = await askAlone('skewed', `${h.run}.not-handled`, 20_000);
+    expect(problem).toBeInstanceOf(ProblemError);
+    expect((problem as ProblemError).problem.slug).toBe('internal');
+    expect(ms).toBeLessThan(10_000);
   });
 
   it('a pattern the bus was not built with is refused at once (its reply topic is not subscribed)', async () => {
