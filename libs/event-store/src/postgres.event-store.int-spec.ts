@@ -108,6 +108,31 @@ describe('PostgresEventStore announces its appends (EventStore007)', () => {
     }
   });
 
+  it('a store is not woken by its own announcements, only by other stores\' (its appends woke it already)', async () => {
+    const db = await createTestDatabase('es_announce_echo', { migrations: EVENT_STORE_MIGRATIONS });
+    const writer = new PostgresEventStore(db.pool, 60_000);
+    const other = new PostgresEventStore(db.pool, 60_000);
+    const seen: RecordedEvent[] = [];
+    const sub = writer.subscribe({ from: START, onEvents: async (e) => { seen.push(...e); } });
+    await sleep(100); // LISTEN is up (and its own poke done)
+    const pokes = jest.spyOn(writer, 'poke');
+    try {
+      await writer.append('echo-1', [{ id: randomUUID(), type: 'E', data: {} }], 'no_stream');
+      await eventually(() => expect(seen).toHaveLength(1), { timeoutMs: 2_000, intervalMs: 5 });
+      await sleep(200); // its NOTIFY has come back by now
+      expect(pokes).toHaveBeenCalledTimes(1); // the append's own, not the echo
+      await other.append('echo-2', [{ id: randomUUID(), type: 'E', data: {} }], 'no_stream');
+      await eventually(() => expect(seen).toHaveLength(2), { timeoutMs: 2_000, intervalMs: 5 });
+      expect(pokes.mock.calls.length).toBeGreaterThanOrEqual(2); // woken by the other store's NOTIFY (its poll is a minute away)
+    } finally {
+      pokes.mockRestore();
+      await sub.stop();
+      await other.close();
+      await writer.close();
+      await db.drop();
+    }
+  });
+
   it('the append functions no longer notify, and the migration back restores their NOTIFY', async () => {
     const db = await createTestDatabase('es_announce_fn', { migrations: EVENT_STORE_MIGRATIONS });
     const notifying = async () => (await db.pool.query<{ proname: string; n: boolean }>(

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
 import { MigrationClass, prepared, preparedShapes, sqlMigration } from '@loyalty/platform';
 import {
@@ -400,6 +401,8 @@ const APPEND_SET_SQL = prepared('es_append_set', `select * from es.append_set($1
 const APPEND_FEW_SQL = prepared('es_append_few', `select * from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonbArray(6)}, ${jsonbArray(7)})`);
 /** Groups of up to this many streams go through es.append_few (a loop), larger ones through es.append_set (set-based): EventStore006. */
 const APPEND_FEW_MAX = 20;
+/** The announcement of appends (after their commit), prepared; its payload names the announcing store. */
+const ANNOUNCE_SQL = prepared('es_announce', `select pg_notify('es_appended', $1::text)`);
 const APPEND_EVENTS_SQL = prepared('es_append_events', `select * from es.append_events($1, $2, $3::uuid[], $4::text[], ${jsonbArray(5)}, ${jsonbArray(6)})`);
 
 export interface PostgresEventStoreOptions {
@@ -450,6 +453,11 @@ export class PostgresEventStore implements EventStore {
   static ANNOUNCE_MS = 10;
   private announceTimer: NodeJS.Timeout | null = null;
   private lastAnnounce = 0;
+  /**
+   * The payload of this store's NOTIFYs: its own listener ignores them (its subscriptions were
+   * woken when the append returned), so an announcement does not make them read again.
+   */
+  private readonly announcer = randomUUID();
 
   /**
    * After an append committed: this process's subscriptions are woken now, other processes' by a
@@ -469,7 +477,7 @@ export class PostgresEventStore implements EventStore {
     this.announceTimer = null;
     this.lastAnnounce = Date.now();
     // lost (database trouble): the other processes' subscriptions poll (pollMs)
-    await this.pool.query(`select pg_notify('es_appended', '')`).catch(() => undefined);
+    await this.pool.query(ANNOUNCE_SQL([this.announcer])).catch(() => undefined);
   }
 
   /** One group of appends (group commit): as few statements, so transactions, as its streams allow. */
@@ -918,7 +926,8 @@ export class PostgresEventStore implements EventStore {
     try {
       client = await this.pool.connect();
       const c = client;
-      c.on('notification', () => this.poke());
+      // another store's appends (another process, or an older release's functions: an empty payload)
+      c.on('notification', (n) => { if (n.payload !== this.announcer) this.poke(); });
       c.on('error', () => {
         // connection lost: hand it back broken and listen again on the next subscribe; polling delivers meanwhile
         if (this.listener === c) this.dropListener(c, true);
