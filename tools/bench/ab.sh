@@ -5,7 +5,11 @@
 #
 #   tools/bench/ab.sh <base-rev> [rounds]      # the base revision against the working tree, rounds (default 3) each
 #   BENCH_SCENARIOS=enrol,redeem tools/bench/ab.sh HEAD~2 4
+#   AB_MODE=distributed BENCH_QUICK=1 BENCH_SCENARIOS=ingest tools/bench/ab.sh HEAD~2   # gateway → Kafka → services
 #
+# AB_MODE=distributed runs each side through `tools/bench/run.sh suite distributed` (its own topology
+# on a fresh database, one at a time on the broker) instead of the standalone suite; the service's CPU
+# is then not measured (several processes), PostgreSQL's is.
 # The base revision is checked out in a temporary git worktree (sharing node_modules) and built there;
 # the working tree is built as it is. Every run is the standalone suite (tools/bench/suite.ts) with the
 # environment given (BENCH_SCENARIOS, BENCH_SECONDS, …; BENCH_BASELINE_SECONDS defaults to 1 here),
@@ -33,7 +37,12 @@ for ((i = 1; i <= rounds; i++)); do
   for side in base head; do
     dir=$([ "$side" = base ] && echo "$tree" || echo "$root")
     echo "[ab] round $i: $side"
-    (cd "$dir" && BENCH_OUT="$work/$side-$i.json" node -r ./tools/register-paths.js dist/tools/bench/suite.js >"$work/$side-$i.log" 2>&1) \
+    if [ "${AB_MODE:-standalone}" = distributed ]; then
+      run=(bash tools/bench/run.sh suite distributed)
+    else
+      run=(node -r ./tools/register-paths.js dist/tools/bench/suite.js)
+    fi
+    (cd "$dir" && BENCH_OUT="$work/$side-$i.json" "${run[@]}" >"$work/$side-$i.log" 2>&1) \
       || { echo "[ab] $side run $i failed: $work/$side-$i.log"; exit 1; }
   done
 done
