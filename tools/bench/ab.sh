@@ -10,8 +10,9 @@
 # AB_MODE=distributed runs each side through `tools/bench/run.sh suite distributed` (its own topology
 # on a fresh database, one at a time on the broker) instead of the standalone suite; the service's CPU
 # is then not measured (several processes), PostgreSQL's is.
+#
 # The base revision is checked out in a temporary git worktree (sharing node_modules) and built there;
-# the working tree is built as it is. Every run is the standalone suite (tools/bench/suite.ts) with the
+# the working tree is built as it is. Every run is the suite (tools/bench/suite.ts; standalone unless AB_MODE) with the
 # environment given (BENCH_SCENARIOS, BENCH_SECONDS, …; BENCH_BASELINE_SECONDS defaults to 1 here),
 # base and working tree taking turns. The summary prints, per scenario and side, each run's figure and
 # CPU per operation (service + PostgreSQL), and their medians.
