@@ -518,6 +518,8 @@ export class KafkaBus extends CommandBus {
   private readonly patterns: ReadonlySet<string>;
   /** The one topic this caller's replies come on. */
   readonly replyTopic: string;
+  /** The request topic of each pattern: where the client sends, and which topics connect() creates. */
+  private readonly topicOf: TopicOf;
   private readonly timeoutMs: number;
   private readonly closing$ = new Subject<void>();
   private connecting: Promise<void> | null = null;
@@ -536,6 +538,7 @@ export class KafkaBus extends CommandBus {
     this.patterns = new Set(patterns);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.replyTopic = options.replyTopic ?? replyTopicOf(options.groupId ?? clientId);
+    this.topicOf = options.topicOf ?? ownerTopicOf;
     this.client = new OrderedClientKafka({
       client: clientConfig(clientId, brokers),
       consumer: { groupId: options.groupId ?? clientId, ...lowLatencyConsumer },
@@ -546,7 +549,7 @@ export class KafkaBus extends CommandBus {
       run: { autoCommitInterval: REPLY_COMMIT_INTERVAL_MS },
       // no request patterns: nothing to hear back, so no reply consumer (and no idle fetching)
       producerOnlyMode: this.patterns.size === 0,
-    }, this.replyTopic, options.topicOf ?? ownerTopicOf, (error) => this.reconnect(error));
+    }, this.replyTopic, this.topicOf, (error) => this.reconnect(error));
     // ClientKafka only subscribes to reply topics registered before it connects (one for all patterns).
     if (this.patterns.size > 0) this.client.subscribeToResponseOf(this.replyTopic);
   }
@@ -679,7 +682,7 @@ export class KafkaBus extends CommandBus {
   }
 
   private async doConnect(): Promise<void> {
-    await ensureKafkaTopics(this.brokers, kafkaTopicsFor([...this.patterns], this.options.topicOf), this.options);
+    await ensureKafkaTopics(this.brokers, kafkaTopicsFor([...this.patterns], this.topicOf), this.options);
     if (this.patterns.size > 0) {
       await ensureKafkaTopics(this.brokers, [this.replyTopic], { ...this.options, partitions: this.options.replyPartitions ?? this.options.partitions });
     }

@@ -3,9 +3,9 @@ import { CROCKFORD } from './ids';
 
 /**
  * Ids derived from what caused them, so a retried command (Kafka redelivery, a crashed worker)
- * produces the very same ids and the event store's idempotent append can recognise it.
+ * produces the very same ids and the event store's idempotent append can recognise it: the
+ * SHA-256 of a seed (the one-shot `hash`, a third cheaper than a Hash object for inputs this short).
  */
-/** SHA-256 of the seed (the one-shot `hash`: a third cheaper than a Hash object for inputs this short). */
 const digest = (seed: string): Buffer => hash('sha256', seed, 'buffer');
 
 /** A UUID (version 5 layout, SHA-256 based) for event-store event ids: a retried command appends the very same ids, which the store ignores. */
