@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
 import type { EraseCustomerRequest, GetEventRequest, ListEventsRequest, SubmitEventsRequest, TenantScoped } from '@loyalty/contracts';
-import { reply } from '@loyalty/messaging';
+import { messageCarrier, reply } from '@loyalty/messaging';
 import { problem } from '@loyalty/platform';
 import { EraseCustomerService } from './erase-customer/erase-customer.service';
 import { EventQueueRepository } from './queue/event-queue.repository';
@@ -25,7 +25,7 @@ export class IngestMessages {
   erase(@Payload() p: EraseCustomerRequest) { return reply(() => this.eraser.erase(p)); }
 
   @MessagePattern(P.submit)
-  submit(@Payload() p: SubmitEventsRequest) { return reply(() => this.submitter.submit(p.tenant, p.events)); }
+  submit(@Payload() p: SubmitEventsRequest) { return reply(() => this.submitter.submit(p.tenant, p.events, messageCarrier(p))); }
 
   @MessagePattern(P.get)
   get(@Payload() p: GetEventRequest) { return reply(() => this.reader.get(p.tenant, p.id)); }

@@ -1,7 +1,7 @@
 import { Controller, DynamicModule, Module } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
-import { currentRequestId, problem, ProblemData, ProblemError, withRequestId } from '@loyalty/platform';
-import { CommandBus, reply } from './command-bus.port';
+import { problem, ProblemData, ProblemError, withRequestId } from '@loyalty/platform';
+import { CommandBus, messageRequestId, reply } from './command-bus.port';
 
 /**
  * One behaviour suite for every CommandBus transport (in-process and Kafka): the same Nest
@@ -109,8 +109,8 @@ export const commandBusContractModule = (p: ContractPatterns, recorder: Contract
     }
 
     @MessagePattern(p.context)
-    context() {
-      return reply(() => ({ request_id: currentRequestId() ?? null }));
+    context(@Payload() m: unknown) {
+      return reply(() => ({ request_id: messageRequestId(m) ?? null }));
     }
 
     /** A command the API answers with 202: emitted, but handled by an ordinary request handler. */

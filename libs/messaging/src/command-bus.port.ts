@@ -1,4 +1,28 @@
-import { ProblemData, ProblemError, isUnavailable, problem, unavailable } from '@loyalty/platform';
+import { Carrier, ProblemData, ProblemError, REQUEST_ID_HEADER, currentCarrier, currentRequestId, isUnavailable, problem, unavailable } from '@loyalty/platform';
+
+/** Where a transport puts the request id a message carried, on the payload object it hands the handler (invisible to JSON and to the payload's type). */
+const MESSAGE_REQUEST = Symbol.for('loyalty.messageRequestId');
+
+/** Marks `payload` (a message as the handler receives it) with the request it belongs to; a payload that is not an object carries nothing. */
+export const carryRequestId = (payload: unknown, requestId: string | null | undefined): void => {
+  if (requestId && payload !== null && typeof payload === 'object') (payload as { [MESSAGE_REQUEST]?: string })[MESSAGE_REQUEST] = requestId;
+};
+
+/**
+ * The request a handler's message belongs to: the current one (request-context's async mode, or a
+ * scope the handler opened), else the one its transport found on the message (edges mode: Nest's
+ * handler pipeline awaits before the handler runs, past the scope the transport opened).
+ */
+export const messageRequestId = (payload: unknown): string | undefined =>
+  currentRequestId() ?? (payload !== null && typeof payload === 'object' ? (payload as { [MESSAGE_REQUEST]?: string })[MESSAGE_REQUEST] : undefined);
+
+/** The current trace context (tracing on) with the request id of the handler's message: what work queued for later keeps of it. */
+export const messageCarrier = (payload: unknown): Carrier => {
+  const c = currentCarrier();
+  const id = messageRequestId(payload);
+  if (id && !c[REQUEST_ID_HEADER]) c[REQUEST_ID_HEADER] = id;
+  return c;
+};
 
 /** What crosses the bus as a reply: data, or a problem the gateway renders as RFC 9457. */
 export type Reply<T> = { ok: true; data: T } | { ok: false; problem: ProblemData };

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { lastValueFrom, isObservable } from 'rxjs';
-import { problem } from '@loyalty/platform';
-import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
+import { currentRequestId, problem, withRequestId } from '@loyalty/platform';
+import { CommandBus, carryRequestId, handlerFailure, Reply, unwrap } from './command-bus.port';
 import { observedRequest } from './bus-telemetry';
 
 /**
@@ -35,18 +35,24 @@ export class InProcessBus extends CommandBus {
   constructor(private readonly server: InProcessServer) { super(); }
 
   request<T>(pattern: string, payload: unknown): Promise<T> {
-    return observedRequest('in-process', pattern, () => this.call<T>(pattern, payload));
+    // the caller's request, taken before anything awaits (see request-context: edges mode)
+    const requestId = currentRequestId();
+    return observedRequest('in-process', pattern, () => this.call<T>(pattern, payload, requestId));
   }
 
-  private async call<T>(pattern: string, payload: unknown): Promise<T> {
+  private async call<T>(pattern: string, payload: unknown, requestId: string | undefined): Promise<T> {
     const handler = this.server.handler(pattern);
     if (!handler) throw problem('internal', `no handler for ${pattern}`);
-    requestLog.debug(`handling ${pattern}`);
     // A JSON round trip keeps the in-process path honest about what the Kafka path can carry.
-    const data = JSON.parse(JSON.stringify(payload ?? null));
+    const data: unknown = JSON.parse(JSON.stringify(payload ?? null));
+    carryRequestId(data, requestId);
     let result: unknown;
     try {
-      result = await handler(data);
+      // the handler runs as part of the caller's request, as it would from a Kafka message's headers
+      result = await withRequestId(requestId, () => {
+        requestLog.debug(`handling ${pattern}`);
+        return handler(data);
+      });
       if (isObservable(result)) result = await lastValueFrom(result);
     } catch (e) {
       // Nest hands back `{ status: 'error', message }` for a handler exception; same as over Kafka.
@@ -58,10 +64,12 @@ export class InProcessBus extends CommandBus {
   async emit(pattern: string, payload: unknown): Promise<void> {
     const handler = this.server.handler(pattern);
     if (!handler) throw problem('internal', `no handler for ${pattern}`);
-    const data = JSON.parse(JSON.stringify(payload ?? null));
+    const data: unknown = JSON.parse(JSON.stringify(payload ?? null));
+    const requestId = currentRequestId();
+    carryRequestId(data, requestId);
     // Fire and forget, like a broker: failures are the handler's to record.
     setImmediate(() => {
-      Promise.resolve(handler(data)).catch(() => undefined);
+      Promise.resolve(withRequestId(requestId, () => handler(data))).catch(() => undefined);
     });
   }
 }

@@ -1,13 +1,13 @@
 import './kafkajs-idle-fix';
 import './kafkajs-commit-interval';
 import { INestMicroservice, Logger } from '@nestjs/common';
-import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaOptions, ServerKafka, Transport } from '@nestjs/microservices';
+import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaContext, KafkaOptions, MessageHandler, ServerKafka, Transport } from '@nestjs/microservices';
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
 import { Admin, Consumer, EachMessagePayload, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
 import { lastValueFrom, Subject, takeUntil, timeout, TimeoutError } from 'rxjs';
-import { SpanKind, carrierFrom, currentCarrier, inSpan, problem, ProblemError, withCarrier } from '@loyalty/platform';
+import { REQUEST_ID_HEADER, SpanKind, asyncRequestContext, carrierFrom, currentCarrier, currentRequestId, inSpan, problem, ProblemError, withCarrier, withRequestId } from '@loyalty/platform';
 import { busAttributes, observedRequest } from './bus-telemetry';
-import { CommandBus, handlerFailure, Reply, unwrap } from './command-bus.port';
+import { CommandBus, carryRequestId, handlerFailure, Reply, unwrap } from './command-bus.port';
 
 /**
  * Kafka transport (distributed mode): services host their @MessagePattern handlers in a Nest
@@ -204,6 +204,32 @@ export class TopicCreatingServerKafka extends ServerKafka {
       // Nest takes the pattern from the topic it is handed
       return super.handleMessage(pattern === payload.topic ? payload : { ...payload, topic: pattern });
     }));
+  }
+
+  /** Handlers wrapped for the edges mode, by the handler Nest registered. */
+  private readonly scoped = new WeakMap<MessageHandler, MessageHandler>();
+
+  /**
+   * Each handler is called as part of the request its message's headers name. With the request
+   * context in its edges mode (request-context) the scope handleMessage opened ended at Nest's first
+   * await, before it calls the handler: the handler's call opens it again. In the async mode that
+   * scope (and the consumer span) reaches the handler already.
+   */
+  override getHandlerByPattern(pattern: string): MessageHandler | null {
+    const handler = super.getHandlerByPattern(pattern);
+    if (!handler) return null;
+    let scoped = this.scoped.get(handler);
+    if (!scoped) {
+      const call = (data: unknown, ctx?: KafkaContext) => {
+        if (asyncRequestContext()) return handler(data, ctx);
+        const requestId = carrierFrom(ctx?.getMessage?.()?.headers as Record<string, unknown> | undefined)[REQUEST_ID_HEADER];
+        carryRequestId(data, requestId);
+        return withRequestId(requestId, () => handler(data, ctx));
+      };
+      scoped = Object.assign(call, handler) as MessageHandler;
+      this.scoped.set(handler, scoped);
+    }
+    return scoped;
   }
 
   override async sendMessage(...args: Parameters<ServerKafka['sendMessage']>): Promise<RecordMetadata[]> {
@@ -623,13 +649,15 @@ export class KafkaBus extends CommandBus {
     if (!this.patterns.has(pattern)) {
       throw problem('internal', `KafkaBus ${this.clientId} is not subscribed to replies of ${pattern}; add it to its patterns`);
     }
+    // the caller's request, taken before anything awaits (see request-context: edges mode)
+    const requestId = currentRequestId();
     return this.tracked(() => observedRequest('kafka', pattern, async () => {
       await this.connectOrUnavailable();
       let reply: Reply<T> | typeof CLOSED;
       try {
         reply = await lastValueFrom(
           this.client
-            .send<Reply<T>>(pattern, this.message(payload, key))
+            .send<Reply<T>>(pattern, this.message(payload, key, requestId))
             .pipe(timeout({ first: this.timeoutMs }), takeUntil(this.closing$)),
           { defaultValue: CLOSED },
         );
@@ -644,10 +672,11 @@ export class KafkaBus extends CommandBus {
 
   /** Resolves once the broker has the message (acks from all in-sync replicas). */
   async emit(pattern: string, payload: unknown, key?: string): Promise<void> {
+    const requestId = currentRequestId();
     await this.tracked(() => inSpan(`${pattern} send`, SpanKind.PRODUCER, busAttributes('kafka', pattern, 'send'), async () => {
       await this.connectOrUnavailable();
       try {
-        await lastValueFrom(this.client.emit(pattern, this.message(payload, key)), { defaultValue: undefined });
+        await lastValueFrom(this.client.emit(pattern, this.message(payload, key, requestId)), { defaultValue: undefined });
       } catch (e) {
         throw toProblem(e, pattern);
       }
@@ -675,10 +704,13 @@ export class KafkaBus extends CommandBus {
     }
   }
 
-  private message(payload: unknown, key?: string): { key: string | null; value: string; headers: Record<string, string> } {
+  private message(payload: unknown, key: string | undefined, requestId: string | undefined): { key: string | null; value: string; headers: Record<string, string> } {
     // A fresh object per call: Nest's serializer encodes it in place (and adds its reply headers).
-    // The headers carry the trace context and the request id (issue 11).
-    return { key: key ?? null, value: JSON.stringify(payload ?? null), headers: currentCarrier() };
+    // The headers carry the trace context (taken here, inside the producer span) and the request id
+    // (issue 11), which the caller had when it asked.
+    const headers = currentCarrier();
+    if (requestId && !headers[REQUEST_ID_HEADER]) headers[REQUEST_ID_HEADER] = requestId;
+    return { key: key ?? null, value: JSON.stringify(payload ?? null), headers };
   }
 
   private async doConnect(): Promise<void> {

@@ -1,5 +1,5 @@
 import { Attributes, INVALID_SPAN_CONTEXT, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
-import { REQUEST_ID_HEADER, currentRequestId, withRequestId } from './request-context';
+import { REQUEST_ID_HEADER, currentRequestId, tracingActive, withRequestId } from './request-context';
 import { redactText } from './redact';
 
 /**
@@ -9,10 +9,6 @@ import { redactText } from './redact';
  * propagator is a no-op and only the request id travels.
  */
 export type Carrier = Record<string, string>;
-
-/** Set by @loyalty/telemetry when the SDK runs; until then the helpers below skip the OpenTelemetry calls altogether. */
-const TRACING = Symbol.for('loyalty.tracing.active');
-export const tracingActive = (): boolean => (globalThis as { [TRACING]?: boolean })[TRACING] === true;
 
 const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus } from '@loyalty/messaging';
-import { COMMAND_BUS } from '@loyalty/platform';
+import { COMMAND_BUS, withRequestId } from '@loyalty/platform';
 import { GatewayRequest } from './request-context';
 
 /** The gateway's side of the bus: every call names the key's programme partition and the key as actor. */
@@ -8,9 +8,10 @@ import { GatewayRequest } from './request-context';
 export class Bus {
   constructor(@Inject(COMMAND_BUS) private readonly bus: CommandBus) {}
 
+  /** The call goes as part of `req` (the bus forwards its request id), whether or not the request's scope reached this far (request-context). */
   request<T>(req: GatewayRequest, pattern: string, payload: Record<string, unknown> = {}, key?: string): Promise<T> {
     const auth = req.auth!;
-    return this.bus.request<T>(pattern, { tenant: auth.tenant, actor: auth.keyId, ...payload }, key ?? auth.tenant);
+    return withRequestId(req.requestId, () => this.bus.request<T>(pattern, { tenant: auth.tenant, actor: auth.keyId, ...payload }, key ?? auth.tenant));
   }
 
   /** Admin-plane calls name the partition themselves. */

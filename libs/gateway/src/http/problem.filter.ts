@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { pathOf } from '@loyalty/runtime';
-import { AppConfig, ProblemData, ProblemError, ProblemSlug, isUnavailable, unavailable } from '@loyalty/platform';
+import { AppConfig, ProblemData, ProblemError, ProblemSlug, isUnavailable, unavailable, withRequestId } from '@loyalty/platform';
 import { APP_CONFIG } from '../tokens';
 import { GatewayRequest } from './request-context';
 import { sendProblem } from './problem-response';
@@ -34,11 +34,11 @@ export class ProblemFilter implements ExceptionFilter {
       }
     } else if (isUnavailable(exception)) {
       // the database is restarting or unreachable: a retry will do (not a defect: no error log)
-      this.log.warn(`dependency unavailable (request ${req.requestId}): ${(exception as Error).message}`);
+      withRequestId(req.requestId, () => this.log.warn(`dependency unavailable (request ${req.requestId}): ${(exception as Error).message}`));
       p = unavailable().problem;
     } else {
       // the logger redacts the line (emails, phones, values quoted by PostgreSQL); never the error's `detail`
-      this.log.error(`unhandled error (request ${req.requestId}): ${exception instanceof Error ? exception.message : String(exception)}`, exception instanceof Error ? exception.stack : undefined);
+      withRequestId(req.requestId, () => this.log.error(`unhandled error (request ${req.requestId}): ${exception instanceof Error ? exception.message : String(exception)}`, exception instanceof Error ? exception.stack : undefined));
       p = { slug: 'internal', detail: 'An unexpected error occurred; retry with the same idempotency key' };
     }
     if (res.sent || res.raw.headersSent) return;

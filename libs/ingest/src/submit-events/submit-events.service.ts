@@ -24,7 +24,8 @@ export interface SubmitEventsOptions {
 export class SubmitEventsService {
   constructor(private readonly repo: EventQueueRepository, private readonly options: SubmitEventsOptions) {}
 
-  async submit(tenant: string, items: SubmitEventsRequest['events']): Promise<SubmitEventsReply> {
+  /** `carrier`: the submitting request's trace context and id, stored with the events; taken when called (request-context: edges mode). */
+  async submit(tenant: string, items: SubmitEventsRequest['events'], carrier = currentCarrier()): Promise<SubmitEventsReply> {
     if (!Array.isArray(items) || items.length === 0) throw validation([{ path: '/events', message: 'at least one event is required' }]);
     items.forEach((item, i) => assertProcessable(item?.event, items.length > 1 ? `/events/${i}` : ''));
     const keys = items.map((item) => idempotencyKeyFor(item.event, item.idempotency_key));
@@ -43,7 +44,7 @@ export class SubmitEventsService {
         const event = items[i].event;
         return { id: newId('EV'), idempotency_key: key, type: event.type, order_ref: orderRefOf(event), partition_key: partitionKeyFor(event), payload: event };
       });
-      for (const r of await this.repo.insert(tenant, rows, await this.options.now(tenant), currentCarrier())) inserted.set(r.idempotency_key, r);
+      for (const r of await this.repo.insert(tenant, rows, await this.options.now(tenant), carrier)) inserted.set(r.idempotency_key, r);
       if (inserted.size > 0) this.options.onQueued?.();
       // Keys a concurrent request inserted first: theirs is the original.
       const lost = fresh.map(([k]) => k).filter((k) => !inserted.has(k));
