@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { eventually } from '@loyalty/testing';
 import { TestApp, startTestApp } from './testing/harness';
 
@@ -51,6 +52,19 @@ describe('events over HTTP (standalone)', () => {
     const placed = await app.http('POST', '/v1/events', { key, body: { ...paid('ORD-1'), type: 'order.placed' } });
     expect(placed.status).toBe(202);
     expect(placed.body.data.id).not.toBe(first.body.data.id);
+  });
+
+  it('the queued event keeps the request id it was sent with (its processing runs as part of that request)', async () => {
+    const r = await app.http('POST', '/v1/events', { key, body: paid('REQ-ID-1'), headers: { 'x-request-id': 'evt-req-77' } });
+    expect(r.status).toBe(202);
+    const db = new Client({ connectionString: app.databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query('select trace from ingest.events where id = $1', [r.body.data.id]);
+      expect(rows).toEqual([{ trace: { 'x-request-id': 'evt-req-77' } }]);
+    } finally {
+      await db.end();
+    }
   });
 
   it('the Idempotency-Key header names a single event; over 128 characters is a 422', async () => {

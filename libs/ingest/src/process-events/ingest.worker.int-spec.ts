@@ -3,8 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { PATTERNS } from '@loyalty/contracts';
 import type { InboundEvent, ProcessEventOutcome, ProcessEventReply, ProcessEventRequest, ProcessEventsRequest } from '@loyalty/contracts';
-import { InProcessBus, InProcessServer, reply } from '@loyalty/messaging';
-import { problem } from '@loyalty/platform';
+import { InProcessBus, InProcessServer, messageRequestId, reply } from '@loyalty/messaging';
+import { problem, withRequestId } from '@loyalty/platform';
 import { createTestDatabase, eventually, gate, Gate, sleep, TestDatabase } from '@loyalty/testing';
 import { INGEST_MIGRATIONS } from '../ingest.migrations';
 import { EventQueueRepository } from '../queue/event-queue.repository';
@@ -20,6 +20,8 @@ class TestLedger {
   calls: ProcessEventRequest[] = [];
   /** the event ids of each batch message, in arrival order */
   batches: string[][] = [];
+  /** the request each batch message belonged to, in arrival order */
+  requestIds: (string | null)[] = [];
   /** messages still to fault as a whole (unavailable) */
   failMessages = 0;
   scripts = new Map<string, Script>();
@@ -67,6 +69,7 @@ class TestLedgerMessages {
   @MessagePattern(PATTERNS.ledger.processEvents)
   processMany(@Payload() req: ProcessEventsRequest) {
     ledger.batches.push(req.events.map((e) => e.event_id));
+    ledger.requestIds.push(messageRequestId(req) ?? null);
     return reply(async () => {
       if (ledger.failMessages > 0) {
         ledger.failMessages -= 1;
@@ -137,6 +140,18 @@ describe('the ingest worker (PostgreSQL queue, in-process bus, test ledger)', ()
     expect(r).toMatchObject({ error: null, ledger_entry_ids: [`LE-${accepted.id}`], attempts: 1, locked_until: null });
     expect(r.processed_at).toBeInstanceOf(Date);
     expect(ledger.callsOf(accepted.id)).toEqual([{ tenant: 'P-w', event_id: accepted.id, received_at: r.received_at.toISOString(), event }]);
+  });
+
+  it('processes an event as part of the request that queued it: the id is stored with the event and the message to the ledger carries it', async () => {
+    const worker = newWorker();
+    // the submission's carrier is taken when it is called, inside the request (no await reaches back to it)
+    const submitted = withRequestId('req-queued-1', () => submitter(worker).submit('P-w', [{ event: paid('W-rid') }]));
+    const [a] = (await submitted).results;
+    expect((await row(a.id)).trace).toEqual({ 'x-request-id': 'req-queued-1' });
+    ledger.requestIds.length = 0;
+    worker.start();
+    await eventually(async () => expect((await row(a.id)).status).toBe('completed'));
+    expect(ledger.requestIds).toEqual(['req-queued-1']);
   });
 
   it("records the ledger's failed outcome with its error", async () => {
