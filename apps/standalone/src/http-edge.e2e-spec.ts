@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { Bus } from '@loyalty/gateway';
+import { InProcessBus } from '@loyalty/messaging';
 import { currentRequestId } from '@loyalty/platform';
 import { TestApp, startTestApp } from './testing/harness';
 
@@ -345,10 +345,11 @@ describe('HTTP edge: framework-level behaviour over raw HTTP (standalone)', () =
   });
 
   describe('request context', () => {
-    it('runs the handler (after the body is read) inside the request id\'s async context', async () => {
+    it('the handler\'s bus calls (after the body is read) go as part of the request: the bus is asked inside its request id', async () => {
+      // the command bus behind the gateway's Bus: what it sees as the current request is what it forwards to the service
       const seen: (string | undefined)[] = [];
-      const original = Bus.prototype.request;
-      const spy = jest.spyOn(Bus.prototype, 'request').mockImplementation(function (this: Bus, ...args: Parameters<Bus['request']>) {
+      const original = InProcessBus.prototype.request;
+      const spy = jest.spyOn(InProcessBus.prototype, 'request').mockImplementation(function (this: InProcessBus, ...args: Parameters<InProcessBus['request']>) {
         seen.push(currentRequestId());
         return original.apply(this, args);
       });
