@@ -1,4 +1,4 @@
-import { Carrier, ProblemData, ProblemError, REQUEST_ID_HEADER, currentCarrier, currentRequestId, isUnavailable, problem, unavailable } from '@loyalty/platform';
+import { Carrier, ProblemData, ProblemError, carrierFor, currentRequestId, isUnavailable, problem, unavailable } from '@loyalty/platform';
 
 /** Where a transport puts the request id a message carried, on the payload object it hands the handler (invisible to JSON and to the payload's type). */
 const MESSAGE_REQUEST = Symbol.for('loyalty.messageRequestId');
@@ -17,12 +17,7 @@ export const messageRequestId = (payload: unknown): string | undefined =>
   currentRequestId() ?? (payload !== null && typeof payload === 'object' ? (payload as { [MESSAGE_REQUEST]?: string })[MESSAGE_REQUEST] : undefined);
 
 /** The current trace context (tracing on) with the request id of the handler's message: what work queued for later keeps of it. */
-export const messageCarrier = (payload: unknown): Carrier => {
-  const c = currentCarrier();
-  const id = messageRequestId(payload);
-  if (id && !c[REQUEST_ID_HEADER]) c[REQUEST_ID_HEADER] = id;
-  return c;
-};
+export const messageCarrier = (payload: unknown): Carrier => carrierFor(messageRequestId(payload));
 
 /** What crosses the bus as a reply: data, or a problem the gateway renders as RFC 9457. */
 export type Reply<T> = { ok: true; data: T } | { ok: false; problem: ProblemData };

@@ -5,7 +5,7 @@ import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaContext, Kafka
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
 import { Admin, Consumer, EachMessagePayload, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
 import { lastValueFrom, Subject, takeUntil, timeout, TimeoutError } from 'rxjs';
-import { REQUEST_ID_HEADER, SpanKind, asyncRequestContext, carrierFrom, currentCarrier, currentRequestId, inSpan, problem, ProblemError, withCarrier, withRequestId } from '@loyalty/platform';
+import { REQUEST_ID_HEADER, SpanKind, asyncRequestContext, carrierFor, carrierFrom, currentRequestId, inSpan, problem, ProblemError, withCarrier, withRequestId } from '@loyalty/platform';
 import { busAttributes, observedRequest } from './bus-telemetry';
 import { CommandBus, carryRequestId, handlerFailure, Reply, unwrap } from './command-bus.port';
 
@@ -708,9 +708,7 @@ export class KafkaBus extends CommandBus {
     // A fresh object per call: Nest's serializer encodes it in place (and adds its reply headers).
     // The headers carry the trace context (taken here, inside the producer span) and the request id
     // (issue 11), which the caller had when it asked.
-    const headers = currentCarrier();
-    if (requestId && !headers[REQUEST_ID_HEADER]) headers[REQUEST_ID_HEADER] = requestId;
-    return { key: key ?? null, value: JSON.stringify(payload ?? null), headers };
+    return { key: key ?? null, value: JSON.stringify(payload ?? null), headers: carrierFor(requestId) };
   }
 
   private async doConnect(): Promise<void> {

@@ -21,6 +21,13 @@ export const currentCarrier = (): Carrier => {
   return c;
 };
 
+/** The current carrier, naming `requestId` when the current context names none (a request id taken earlier, before the caller awaited). */
+export const carrierFor = (requestId: string | null | undefined): Carrier => {
+  const c = currentCarrier();
+  if (requestId && !c[REQUEST_ID_HEADER]) c[REQUEST_ID_HEADER] = requestId;
+  return c;
+};
+
 /** Header values as kafkajs hands them (Buffer, string, arrays), as a carrier. */
 export const carrierFrom = (headers: Record<string, unknown> | null | undefined): Carrier => {
   const c: Carrier = {};
