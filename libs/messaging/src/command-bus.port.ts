@@ -1,11 +1,20 @@
-import { Carrier, ProblemData, ProblemError, carrierFor, currentRequestId, isUnavailable, problem, unavailable } from '@loyalty/platform';
+import { Carrier, ProblemData, ProblemError, carrierFor, currentRequestId, isUnavailable, problem, unavailable, withRequestId } from '@loyalty/platform';
 
 /** Where a transport puts the request id a message carried, on the payload object it hands the handler (invisible to JSON and to the payload's type). */
 const MESSAGE_REQUEST = Symbol.for('loyalty.messageRequestId');
 
 /** Marks `payload` (a message as the handler receives it) with the request it belongs to; a payload that is not an object carries nothing. */
-export const carryRequestId = (payload: unknown, requestId: string | null | undefined): void => {
+const carryRequestId = (payload: unknown, requestId: string | null | undefined): void => {
   if (requestId && payload !== null && typeof payload === 'object') (payload as { [MESSAGE_REQUEST]?: string })[MESSAGE_REQUEST] = requestId;
+};
+
+/**
+ * A transport's call of a handler with `data`, as part of request `requestId`: the payload carries
+ * the id (for the handler's body, past Nest's awaits) and the call's synchronous part runs inside it.
+ */
+export const handleAsPartOf = <R>(requestId: string | null | undefined, data: unknown, call: () => R): R => {
+  carryRequestId(data, requestId);
+  return withRequestId(requestId, call);
 };
 
 /**

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { lastValueFrom, isObservable } from 'rxjs';
-import { currentRequestId, problem, withRequestId } from '@loyalty/platform';
-import { CommandBus, carryRequestId, handlerFailure, Reply, unwrap } from './command-bus.port';
+import { currentRequestId, problem } from '@loyalty/platform';
+import { CommandBus, handleAsPartOf, handlerFailure, Reply, unwrap } from './command-bus.port';
 import { observedRequest } from './bus-telemetry';
 
 /**
@@ -40,16 +40,19 @@ export class InProcessBus extends CommandBus {
     return observedRequest('in-process', pattern, () => this.call<T>(pattern, payload, requestId));
   }
 
-  private async call<T>(pattern: string, payload: unknown, requestId: string | undefined): Promise<T> {
+  /** The pattern's handler and a copy of the payload: a JSON round trip keeps the in-process path honest about what the Kafka path can carry. */
+  private prepare(pattern: string, payload: unknown): { handler: MessageHandler; data: unknown } {
     const handler = this.server.handler(pattern);
     if (!handler) throw problem('internal', `no handler for ${pattern}`);
-    // A JSON round trip keeps the in-process path honest about what the Kafka path can carry.
-    const data: unknown = JSON.parse(JSON.stringify(payload ?? null));
-    carryRequestId(data, requestId);
+    return { handler, data: JSON.parse(JSON.stringify(payload ?? null)) };
+  }
+
+  private async call<T>(pattern: string, payload: unknown, requestId: string | undefined): Promise<T> {
+    const { handler, data } = this.prepare(pattern, payload);
     let result: unknown;
     try {
       // the handler runs as part of the caller's request, as it would from a Kafka message's headers
-      result = await withRequestId(requestId, () => {
+      result = await handleAsPartOf(requestId, data, () => {
         requestLog.debug(`handling ${pattern}`);
         return handler(data);
       });
@@ -62,14 +65,11 @@ export class InProcessBus extends CommandBus {
   }
 
   async emit(pattern: string, payload: unknown): Promise<void> {
-    const handler = this.server.handler(pattern);
-    if (!handler) throw problem('internal', `no handler for ${pattern}`);
-    const data: unknown = JSON.parse(JSON.stringify(payload ?? null));
+    const { handler, data } = this.prepare(pattern, payload);
     const requestId = currentRequestId();
-    carryRequestId(data, requestId);
     // Fire and forget, like a broker: failures are the handler's to record.
     setImmediate(() => {
-      Promise.resolve(withRequestId(requestId, () => handler(data))).catch(() => undefined);
+      Promise.resolve(handleAsPartOf(requestId, data, () => handler(data))).catch(() => undefined);
     });
   }
 }

@@ -5,9 +5,9 @@ import { ClientKafka, ConsumerDeserializer, IncomingRequest, KafkaContext, Kafka
 import type { ProducerBatch, ProducerRecord, RecordMetadata } from '@nestjs/microservices/external/kafka.interface';
 import { Admin, Consumer, EachMessagePayload, Kafka, KafkaJSError, LogEntry, logLevel, Partitioners } from 'kafkajs';
 import { lastValueFrom, Subject, takeUntil, timeout, TimeoutError } from 'rxjs';
-import { REQUEST_ID_HEADER, SpanKind, asyncRequestContext, carrierFor, carrierFrom, currentRequestId, inSpan, problem, ProblemError, withCarrier, withRequestId } from '@loyalty/platform';
+import { REQUEST_ID_HEADER, SpanKind, asyncRequestContext, carrierFor, carrierFrom, currentRequestId, inSpan, problem, ProblemError, withCarrier } from '@loyalty/platform';
 import { busAttributes, observedRequest } from './bus-telemetry';
-import { CommandBus, carryRequestId, handlerFailure, Reply, unwrap } from './command-bus.port';
+import { CommandBus, handleAsPartOf, handlerFailure, Reply, unwrap } from './command-bus.port';
 
 /**
  * Kafka transport (distributed mode): services host their @MessagePattern handlers in a Nest
@@ -223,8 +223,7 @@ export class TopicCreatingServerKafka extends ServerKafka {
       const call = (data: unknown, ctx?: KafkaContext) => {
         if (asyncRequestContext()) return handler(data, ctx);
         const requestId = carrierFrom(ctx?.getMessage?.()?.headers as Record<string, unknown> | undefined)[REQUEST_ID_HEADER];
-        carryRequestId(data, requestId);
-        return withRequestId(requestId, () => handler(data, ctx));
+        return handleAsPartOf(requestId, data, () => handler(data, ctx));
       };
       scoped = Object.assign(call, handler) as MessageHandler;
       this.scoped.set(handler, scoped);
