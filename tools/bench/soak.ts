@@ -5,7 +5,7 @@
  *   SOAK_MEMBERS=10000 SOAK_DRIVE_S=60 npm run bench:soak # a short one (SOAK_SAMPLE_S, SOAK_CATCHUP_S)
  *
  * Starts the standalone service as its own process on a fresh database (default cache budgets:
- * LOYALTY_STATE_CACHE_BYTES 64 MiB, LOYALTY_FOLD_CACHE_BYTES 32 MiB per projection fold), then:
+ * LOYALTY_STATE_CACHE_BYTES 64 MiB, LOYALTY_FOLD_CACHE_BYTES 64 MiB for the process's member fold), then:
  *   1. creates SOAK_MEMBERS members through the API (POST /v1/members: identities, sealed PII);
  *   2. seeds each member's stream to 10 events (orders earning, an adjustment, a direct redemption;
  *      decided by the domain and appended straight to the event store, many streams per statement),

@@ -502,7 +502,7 @@ describe('gateway over HTTP (standalone)', () => {
       const budget = figure(/^loyalty_state_cache_max_bytes\{cache="command_handler"\} (\d+)/m);
       expect(budget).toBeGreaterThan(0);
       expect(budget % (64 * 1024 * 1024)).toBe(0);
-      expect(figure(/^loyalty_state_cache_bytes\{cache="ledger_member_fold"\} (\d+)/m)).toBeGreaterThan(0);
+      expect(figure(/^loyalty_state_cache_bytes\{cache="member_fold"\} (\d+)/m)).toBeGreaterThan(0);
     });
 
     it('serves an OpenAPI 3 document listing /v1/members and HTML docs at /docs', async () => {

@@ -9,3 +9,5 @@ export * from './state-cache';
 export * from './read-your-writes';
 export * from './tenant-streams';
 export * from './decide';
+export * from './stream-fold';
+export * from './projection-host';

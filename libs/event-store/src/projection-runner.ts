@@ -51,6 +51,8 @@ const SKIP_CHECKPOINT_MS = 1_000;
 export interface ProjectionRunnerOptions {
   /** After each batch committed: the events in it that were new to the first projection (issue 11: the ledger counts points here). */
   onApplied?: (events: readonly RecordedEvent[]) => void;
+  /** The same for other projections of the runner (a ProjectionHost runs several services' read models): each hears of the events new to its `projection`. */
+  hooks?: readonly { projection: string; onApplied: (events: readonly RecordedEvent[]) => void }[];
 }
 
 
@@ -262,10 +264,11 @@ export class ProjectionRunner {
       await client.query('commit');
       this.position = earliest(lasts);
       this.lastError = null;
-      if (this.options.onApplied) {
-        const first = this.projections[0];
-        const applied = events.filter((e) => comparePositions(e.position, stored.get(first.name)!) > 0);
-        try { if (applied.length) this.options.onApplied(applied); } catch { /* an observer never fails a committed batch */ }
+      const hooks = this.options.onApplied ? [{ projection: this.projections[0].name, onApplied: this.options.onApplied }, ...(this.options.hooks ?? [])] : this.options.hooks ?? [];
+      for (const h of hooks) {
+        const from = stored.get(h.projection);
+        const applied = from ? events.filter((e) => comparePositions(e.position, from) > 0) : [];
+        try { if (applied.length) h.onApplied(applied); } catch { /* an observer never fails a committed batch */ }
       }
     } catch (e) {
       await client.query('rollback').catch(() => undefined);

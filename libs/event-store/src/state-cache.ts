@@ -86,5 +86,8 @@ export class StateCache<V extends {}> {
   get size(): number { return this.lru.size; }
 }
 
-/** Each projection's fold cache budget (ledger, webhook): `LOYALTY_FOLD_CACHE_BYTES`, default 32 MiB. */
-export const foldCacheBytes = (): number => cacheBytesFromEnv('LOYALTY_FOLD_CACHE_BYTES', 32 * MIB);
+/**
+ * The budget of a process's member fold (StreamFold: the ledger's and the webhook service's read
+ * models share one per process): `LOYALTY_FOLD_CACHE_BYTES`, default 64 MiB (what their two folds had together).
+ */
+export const foldCacheBytes = (): number => cacheBytesFromEnv('LOYALTY_FOLD_CACHE_BYTES', 64 * MIB);

@@ -1,6 +1,6 @@
-import { Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Pool } from 'pg';
-import { CommandHandler, EventStore, ProjectionRunner } from '@loyalty/event-store';
+import { CommandHandler, EventStore, ProjectionHost } from '@loyalty/event-store';
 import { COMMAND_HANDLER, EVENT_STORE, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { LedgerReadModels } from './ledger.read-models';
@@ -87,7 +87,7 @@ import { countPoints } from './projections/points-metrics';
   ],
   exports: [LedgerReadModels, MembersService, LiabilityService, OrdersService, FinanceService],
 })
-export class LedgerModule implements OnApplicationBootstrap, OnApplicationShutdown {
+export class LedgerModule implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly readModels: LedgerReadModels,
     private readonly vault: PiiVault,
@@ -95,13 +95,16 @@ export class LedgerModule implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(PG_POOL) private readonly pool: Pool,
   ) {}
 
+  /** The ledger's read models join the process's one runner (ProjectionHost): one read, one transaction per batch of events. */
+  onModuleInit(): void {
+    ProjectionHost.of(this.store, this.pool).add(LEDGER_PROJECTIONS({ store: this.store, pool: this.pool, vault: this.vault }), { onApplied: countPoints });
+  }
+
   async onApplicationBootstrap(): Promise<void> {
-    // one runner for all the ledger's read models: one read, one transaction per batch of events
-    this.readModels.runners = [new ProjectionRunner(this.store, this.pool, LEDGER_PROJECTIONS({ store: this.store, pool: this.pool, vault: this.vault }), { onApplied: countPoints })];
-    for (const r of this.readModels.runners) await r.start();
+    this.readModels.runners = [await ProjectionHost.of(this.store, this.pool).start()];
   }
 
   async onApplicationShutdown(): Promise<void> {
-    for (const r of this.readModels.runners) await r.stop();
+    await ProjectionHost.of(this.store, this.pool).stop();
   }
 }

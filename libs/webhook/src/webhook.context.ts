@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
-import { EventStore, ProjectionRunner, SnapshotStore } from '@loyalty/event-store';
+import { EventStore, ProjectionRunner, sharedFold } from '@loyalty/event-store';
+import { MEMBER_FOLD } from '@loyalty/domain-member';
 import { AppConfig } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { DeliveryQueue } from './delivery/delivery.queue';
@@ -38,7 +39,7 @@ export class WebhookContext {
     });
     const info = programInfoSource(programs);
     const now = (tenant: string) => programs.now(tenant);
-    this.projection = new WebhookEventsProjection(store, this.endpoints, this.queue, info, () => this.worker.wakeSoon(), new SnapshotStore(pool));
+    this.projection = new WebhookEventsProjection(store, this.endpoints, this.queue, info, () => this.worker.wakeSoon(), null, sharedFold(store, pool, MEMBER_FOLD));
     this.sweeper = new ExpiringSoonSweeper(pool, this.endpoints, this.queue, info, now, () => this.worker.wakeSoon());
     this.service = new EndpointsService(this.endpoints, this.queue, this.sender, { timeoutMs: config.webhookTimeoutMs, now });
   }

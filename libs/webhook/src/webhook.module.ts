@@ -1,6 +1,6 @@
-import { Inject, Logger, Module, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Logger, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Pool } from 'pg';
-import { EventStore, ProjectionRunner } from '@loyalty/event-store';
+import { EventStore, ProjectionHost } from '@loyalty/event-store';
 import { AppConfig, APP_CONFIG, EVENT_STORE, PG_POOL } from '@loyalty/platform';
 import { ProgramStore } from '@loyalty/programs';
 import { EndpointsService } from './endpoints/endpoints.service';
@@ -26,16 +26,20 @@ import { WebhookMessages } from './webhook.messages';
   ],
   exports: [WebhookContext, EndpointsService],
 })
-export class WebhookModule implements OnApplicationBootstrap, OnModuleDestroy {
+export class WebhookModule implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('WebhookModule');
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> | null = null;
 
   constructor(private readonly ctx: WebhookContext, @Inject(EVENT_STORE) private readonly store: EventStore) {}
 
+  /** The read model joins the process's one runner (ProjectionHost; standalone: with the ledger's, sharing their member fold). */
+  onModuleInit(): void {
+    ProjectionHost.of(this.store, this.ctx.pool).add([this.ctx.projection]);
+  }
+
   async onApplicationBootstrap(): Promise<void> {
-    this.ctx.runner = new ProjectionRunner(this.store, this.ctx.pool, this.ctx.projection);
-    await this.ctx.runner.start();
+    this.ctx.runner = await ProjectionHost.of(this.store, this.ctx.pool).start();
     this.ctx.worker.start();
     if (this.ctx.config.sweepIntervalMs <= 0) return; // 0 turns the periodic sweep off (the sweep pattern still works)
     this.timer = setInterval(() => {
@@ -52,7 +56,7 @@ export class WebhookModule implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.sweeping;
-    await this.ctx.runner?.stop();
+    await ProjectionHost.of(this.store, this.ctx.pool).stop();
     await this.ctx.worker.stop();
     this.ctx.sender.close();
   }

@@ -1,3 +1,4 @@
+import { STREAM_PREFIX } from '@loyalty/contracts';
 import type { Balances, LedgerEntryStatus, MemberState, MemberTier } from '@loyalty/contracts';
 import { parseInstant } from '@loyalty/domain-earning';
 import type { Bucket, EarnCopy, EntryData, MemberEvent, SealedPii } from './member.events';
@@ -110,7 +111,7 @@ export const initialMemberState = (): MemberAggregate => ({
   reservations: new Map(), vouchers: new Map(), clock_ms: 0, since_compaction: 0,
 });
 
-export const balancesOf = (s: MemberAggregate): Balances => ({
+export const balancesOf = (s: Pick<MemberAggregate, 'pending' | 'available' | 'reserved' | 'lifetime_earned' | 'lifetime_redeemed'>): Balances => ({
   pending_cents: s.pending,
   available_cents: s.available,
   reserved_cents: s.reserved,
@@ -714,3 +715,17 @@ export const memberEvolver = {
   snapshot: { version: MEMBER_SNAPSHOT_VERSION, every: 250, accepts: isMemberState, encode: encodeMemberSnapshot, decode: decodeMemberSnapshot },
   sizeOf: memberStateBytes,
 };
+
+/** What the readers of a shared fold need of a member just before an event: its standing, tier and balances (a few figures, not the state). */
+export type MemberHead = Pick<MemberAggregate, 'exists' | 'state' | 'tier' | 'available' | 'pending' | 'reserved' | 'lifetime_earned' | 'lifetime_redeemed'>;
+
+export const memberHead = (s: MemberAggregate): MemberHead => ({
+  exists: s.exists, state: s.state, tier: s.tier, available: s.available, pending: s.pending, reserved: s.reserved,
+  lifetime_earned: s.lifetime_earned, lifetime_redeemed: s.lifetime_redeemed,
+});
+
+/**
+ * The member fold the read models of a process share (the ledger's and the webhook service's): which
+ * streams, the evolver, what is kept of the state before each event, and the cache's name on /metrics.
+ */
+export const MEMBER_FOLD = { key: 'member', prefix: STREAM_PREFIX.member, evolver: memberEvolver, head: memberHead, cacheName: 'member_fold' } as const;

@@ -19,7 +19,7 @@ export interface BalanceFigures {
 
 export const ZERO_FIGURES: BalanceFigures = { available: 0, pending: 0, negative: 0, members: 0, issued: 0, lifetime_redeemed: 0 };
 
-export const balanceFiguresOf = (s: MemberAggregate): BalanceFigures => ({
+export const balanceFiguresOf = (s: Pick<MemberAggregate, 'available' | 'pending' | 'exists' | 'state' | 'lifetime_earned' | 'lifetime_redeemed'>): BalanceFigures => ({
   available: s.available,
   pending: s.pending,
   negative: s.available < 0 ? -s.available : 0,

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { EventStore, Projection, SnapshotStore } from '@loyalty/event-store';
+import { EventStore, Projection } from '@loyalty/event-store';
 import { PiiVault } from '../pii/pii.vault';
 import { MembersProjection } from '../projections/members.projection';
 import { DueItemsProjection } from '../sweeps/due-items.projection';
@@ -22,8 +22,9 @@ export interface ProjectionDeps {
 
 /** Every read model of the ledger service, in the order its runners start. */
 export const LEDGER_PROJECTIONS = (deps: ProjectionDeps): Projection[] => {
-  // the member read models share one fold of each member stream (they run in one runner)
-  const fold = new MemberFold(deps.store, undefined, new SnapshotStore(deps.pool));
+  // the member read models share one fold of each member stream (they run in one runner; with the
+  // webhook service's read model too, when it runs in the same process: see ProjectionHost)
+  const fold = MemberFold.shared(deps.store, deps.pool);
   return [
     new MembersProjection(deps.store, deps.vault ?? new PiiVault(deps.pool), fold),
     new DueItemsProjection(deps.store, fold),

@@ -1,23 +1,26 @@
 import { PoolClient } from 'pg';
 import { type Balances, STREAM_PREFIX, parseMemberStreamId, parseReferralStreamId } from '@loyalty/contracts';
-import { EventStore, Projection, RecordedEvent, SnapshotStore, StateCache, foldCacheBytes, foldStream, foldStreams } from '@loyalty/event-store';
-import { MemberAggregate, MemberEvent, balancesOf, liveLots, memberEvolver } from '@loyalty/domain-member';
+import { LRUCache } from 'lru-cache';
+import { EventStore, Projection, RecordedEvent, SnapshotStore, StreamFold, foldCacheBytes } from '@loyalty/event-store';
+import { MEMBER_FOLD, MemberAggregate, MemberEvent, MemberHead, balancesOf, liveLots } from '@loyalty/domain-member';
 import { parseTenantKey } from '@loyalty/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
 import { DeliveryQueue } from '../delivery/delivery.queue';
 import { MappedEvent, ProgramInfo, eventTime, mapMemberEvent, memberSummary, sameBalances } from './payloads';
 
-interface Folded {
-  revision: bigint;
-  state: MemberAggregate;
+/** What the projection keeps per member beside the shared fold of its state. */
+interface MemberMark {
   /** the append (transaction) the last event belonged to, and the balances before it began */
   appendCommit: bigint | null;
   appendStart: Balances | null;
   /** whether webhook.lot_watch may hold rows for this member */
   watched: boolean;
-  /** whether webhook.lot_watch mirrors this state's lots (then each event writes only the lots it changed) */
-  synced?: boolean;
+  /** whether webhook.lot_watch mirrors the member's lots (then each event writes only the lots it changed) */
+  synced: boolean;
 }
+
+/** Members whose marks are kept (least recently seen first out): a forgotten member counts as cold (its lot rows are rewritten once). */
+const MARKS_KEPT = 100_000;
 
 export type ProgramInfoSource = (tenant: string) => Promise<ProgramInfo>;
 
@@ -27,7 +30,9 @@ export const webhookBody = (deliveryId: string, type: string, createdAt: string,
 
 /**
  * webhook.events: the webhook service's subscription to the event store. It folds every member
- * stream with the aggregate's own evolve (cached per stream by revision), maps each event to the
+ * stream with the aggregate's own evolve (a StreamFold cached per stream by revision: the process's
+ * shared member fold when the ledger's read models run in the same process and runner, so each
+ * event is evolved once for both), maps each event to the
  * webhook kinds it means and queues one delivery per kind and subscribed endpoint of the tenant.
  * The deliveries are written in the runner's transaction together with its checkpoint, and each
  * carries a unique cause key, so a replayed event never queues a second delivery: creation is
@@ -42,19 +47,25 @@ export class WebhookEventsProjection implements Projection {
   readonly filter = { streamPrefixes: [STREAM_PREFIX.member, STREAM_PREFIX.referral] };
   /** a rebuild re-derives the lot watch; deliveries stay (their cause keys stop a replay from resending) */
   readonly tables = ['webhook.lot_watch'];
-  /** folded members by stream, bounded in bytes (LOYALTY_FOLD_CACHE_BYTES), least recently used first */
-  private readonly cache = new StateCache<Folded>('webhook_member_fold', foldCacheBytes(), (f) => memberEvolver.sizeOf(f.state));
+  /** the members' states (see the class comment) */
+  private readonly fold: StreamFold<MemberAggregate, MemberEvent, MemberHead>;
+  /** per member stream: what the projection keeps beside the fold */
+  private readonly marks = new LRUCache<string, MemberMark>({ max: MARKS_KEPT });
 
+  /** `fold`: the process's shared member fold; without it the projection folds for itself (bounded by LOYALTY_FOLD_CACHE_BYTES). */
   constructor(
     private readonly store: EventStore,
     private readonly endpoints: EndpointsRepository,
     private readonly queue: DeliveryQueue,
     private readonly program: ProgramInfoSource,
     private readonly onQueued: () => void = () => undefined,
-    private readonly snapshots: SnapshotStore | null = null,
-  ) {}
+    snapshots: SnapshotStore | null = null,
+    fold?: StreamFold<MemberAggregate, MemberEvent, MemberHead>,
+  ) {
+    this.fold = fold ?? new StreamFold(store, MEMBER_FOLD.prefix, MEMBER_FOLD.evolver, MEMBER_FOLD.head, snapshots, 'webhook_member_fold', foldCacheBytes());
+  }
 
-  reset(): void { this.cache.clear(); this.batchSubscribers.clear(); }
+  reset(): void { this.fold.reset(); this.marks.clear(); this.batchSubscribers.clear(); }
 
   /** A tenant's active endpoints, read once per batch (the batch is one transaction, milliseconds long). */
   private readonly batchSubscribers = new Map<string, Promise<Awaited<ReturnType<EndpointsRepository['subscribers']>>>>();
@@ -77,20 +88,8 @@ export class WebhookEventsProjection implements Projection {
     this.lotChanges.clear();
     this.batchEvents.clear();
     this.batchLastCommit = events.length ? events[events.length - 1].position.commit : null;
-    const first = new Map<string, bigint>();
-    for (const e of events) {
-      this.batchEvents.set(`${e.streamId}|${e.revision}`, e);
-      if (!e.streamId.startsWith(STREAM_PREFIX.member) || first.has(e.streamId)) continue;
-      first.set(e.streamId, e.revision); // a stream's events come in revision order
-    }
-    const cold = [...first].filter(([id, rev]) => this.cache.peek(id)?.revision !== rev - 1n).map(([streamId, rev]) => ({ streamId, upTo: rev - 1n }));
-    if (!cold.length) return;
-    const folded = await foldStreams<MemberAggregate, MemberEvent>(this.store, this.snapshots, cold, memberEvolver);
-    for (const { streamId, upTo } of cold) {
-      const f = folded.get(streamId);
-      // cold: the append this event belongs to counts from here (at worst one extra balance notice after a restart)
-      if (f) this.cache.set(streamId, { revision: upTo, state: f.state, appendCommit: null, appendStart: null, watched: true });
-    }
+    for (const e of events) this.batchEvents.set(`${e.streamId}|${e.revision}`, e);
+    await this.fold.warm(events);
   }
 
   async afterBatch(tx: PoolClient): Promise<void> {
@@ -151,20 +150,24 @@ export class WebhookEventsProjection implements Projection {
     if (event.streamId.startsWith(STREAM_PREFIX.referral)) return this.applyReferral(tx, event);
     const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
-    const f = await this.foldedBefore(event);
-    const before = balancesOf(f.state);
-    const tierBefore = f.state.tier;
+    const { state, before: head } = await this.fold.advance(event);
+    // a member not seen before (or forgotten): the append this event belongs to counts from here (at
+    // worst one extra balance notice after a restart), and its lot rows are rewritten once
+    let f = this.marks.get(event.streamId);
+    if (!f) {
+      f = { appendCommit: null, appendStart: null, watched: true, synced: false };
+      this.marks.set(event.streamId, f);
+    }
+    const before = balancesOf(head);
+    const tierBefore = head.tier;
     if (f.appendCommit !== event.position.commit) {
       f.appendCommit = event.position.commit;
       f.appendStart = before;
     }
     const e = { type: event.type, data: event.data } as MemberEvent;
-    f.state = memberEvolver.evolve(f.state, e);
-    f.revision = event.revision;
-    this.remember(event.streamId, f);
-    if (!f.state.exists) return;
+    if (!state.exists) return;
 
-    if (e.type === 'EntryRecorded' || e.type === 'EntryReleased') await this.watchLots(tx, ids.tenant, ids.memberId, f);
+    if (e.type === 'EntryRecorded' || e.type === 'EntryReleased') this.watchLots(ids.tenant, ids.memberId, f, state);
 
     const subscribers = (await this.subscribersOf(tx, ids.tenant))
       // an endpoint hears what happens after it was registered, not a backlog from before
@@ -172,10 +175,10 @@ export class WebhookEventsProjection implements Projection {
     if (!subscribers.length) return;
     const program = await this.program(ids.tenant);
     const at = eventTime(e, event.createdAt.toISOString());
-    const mapped: MappedEvent[] = mapMemberEvent(e, { tier: tierBefore }, f.state, at, program);
+    const mapped: MappedEvent[] = mapMemberEvent(e, { tier: tierBefore }, state, at, program);
     const wantsBalance = subscribers.some((s) => s.events.includes('balance.updated'));
-    if (wantsBalance && f.appendStart && !sameBalances(f.appendStart, balancesOf(f.state)) && (await this.lastOfAppend(event))) {
-      mapped.push({ kind: 'balance.updated', key: 'balance.updated', data: memberSummary(f.state, at, program.expiry) });
+    if (wantsBalance && f.appendStart && !sameBalances(f.appendStart, balancesOf(state)) && (await this.lastOfAppend(event))) {
+      mapped.push({ kind: 'balance.updated', key: 'balance.updated', data: memberSummary(state, at, program.expiry) });
     }
     let queued = 0;
     for (const m of mapped) {
@@ -218,19 +221,6 @@ export class WebhookEventsProjection implements Projection {
     if (queued) this.onQueued();
   }
 
-  /** The member's state just before `event`: the cached fold when it is in step, else a fold of the stream. */
-  private async foldedBefore(event: RecordedEvent): Promise<Folded> {
-    const cached = this.cache.get(event.streamId);
-    if (cached && cached.revision === event.revision - 1n) return cached;
-    const { state } = await foldStream<MemberAggregate, MemberEvent>(this.store, this.snapshots, event.streamId, memberEvolver, event.revision - 1n);
-    // cold: the append this event belongs to counts from here (at worst one extra balance notice after a restart)
-    return { revision: event.revision - 1n, state, appendCommit: null, appendStart: null, watched: true };
-  }
-
-  private remember(streamId: string, f: Folded): void {
-    this.cache.set(streamId, f); // re-stored: its size is weighed again
-  }
-
   /** Whether the next event of the stream belongs to another append (or there is none yet). */
   private async lastOfAppend(event: RecordedEvent): Promise<boolean> {
     // An append's events share one commit and are contiguous in the global order: when the batch
@@ -246,9 +236,9 @@ export class WebhookEventsProjection implements Projection {
    * Mirrors the member's unspent dated lots into webhook.lot_watch: the lots the event changed
    * (`lots_changed`) when the rows are in step, all of them after a cold fold.
    */
-  private async watchLots(_tx: PoolClient, tenant: string, memberId: string, f: Folded): Promise<void> {
+  private watchLots(tenant: string, memberId: string, f: MemberMark, state: MemberAggregate): void {
     if (f.synced) {
-      const changed = f.state.lots_changed.filter((l) => l.expires_at);
+      const changed = state.lots_changed.filter((l) => l.expires_at);
       if (!changed.length) return;
       const c = this.lotChangesOf(tenant, memberId);
       for (const l of changed) {
@@ -258,7 +248,7 @@ export class WebhookEventsProjection implements Projection {
       return;
     }
     f.synced = true;
-    const lots = [...liveLots(f.state)].filter((l) => l.expires_at);
+    const lots = [...liveLots(state)].filter((l) => l.expires_at);
     if (!lots.length && !f.watched) return;
     f.watched = lots.length > 0;
     // a cold fold: the member's rows become exactly its live dated lots
