@@ -176,6 +176,26 @@ export const waitDrained = async (t: Target, key: string, db: Client | null, ten
   }
 };
 
+/**
+ * When every read model has caught up with the event store (ms, `now()` clock): each projection's
+ * checkpoint at or past the newest event. Ingest never waits for its read models, so they finish
+ * after the events are completed; a filtered runner writes a checkpoint past events it skips at
+ * most once a second, so this may read up to a second late. Null without the database.
+ */
+export const waitReadModels = async (db: Client | null, opts: { everyMs?: number; timeoutMs?: number } = {}): Promise<number | null> => {
+  if (!db) return null;
+  const started = now();
+  for (;;) {
+    const { rows } = await db.query<{ behind: number }>(
+      `select count(*)::int as behind from es.checkpoints c,
+         (select transaction_id, global_position from es.events order by transaction_id desc, global_position desc limit 1) h
+       where (c.commit_pos::numeric, c.prepare_pos::numeric) < (h.transaction_id::text::numeric, h.global_position::numeric)`);
+    if (rows[0].behind === 0) return now();
+    if (now() - started > (opts.timeoutMs ?? 10 * 60_000)) throw new Error(`read models not caught up after ${opts.timeoutMs ?? 600_000} ms`);
+    await sleep(opts.everyMs ?? 100);
+  }
+};
+
 /** Events completed per second in five consecutive slices of the total (from the database timeline). */
 export const ratesByFifth = (timeline: { at: number; done: number }[], start: number, total: number): number[] => {
   if (timeline.length < 2) return [];
