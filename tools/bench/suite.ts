@@ -26,6 +26,10 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runPgbench, scratchData
  * own programme; with BENCH_URL every scenario uses that deployment, each with its own programme.
  * A scenario that fails prints an error row; the others still run.
  *
+ * The ingest figure ends when every posted event is completed; the read models finish later (ingest
+ * never waits for them). With the database at hand (standalone, or BENCH_DATABASE_URL) its detail
+ * also says when every projection's checkpoint reached the newest event, and the end-to-end rate.
+ *
  * Knobs (defaults; BENCH_QUICK=1 in brackets):
  *   BENCH_SCENARIOS        comma list of ingest,enrol,redeem,get-member,reserve,import,expiry
  *                          (all; distributed: ingest); `none` runs only the baselines
