@@ -86,7 +86,11 @@ export class ProjectionRunner {
   constructor(private readonly store: EventStore, private readonly pool: Pool, projections: Projection | readonly Projection[], private readonly options: ProjectionRunnerOptions = {}) {
     this.projections = Array.isArray(projections) ? [...projections] : [projections as Projection];
     if (!this.projections.length) throw new Error('a ProjectionRunner needs at least one projection');
+    this.hooks = [...(options.onApplied ? [{ projection: this.projections[0].name, onApplied: options.onApplied }] : []), ...(options.hooks ?? [])];
   }
+
+  /** Who hears of each committed batch (`onApplied` and `hooks`), with the projection whose new events they get. */
+  private readonly hooks: NonNullable<ProjectionRunnerOptions['hooks']>;
 
   /** The first (or only) projection. */
   get projection(): Projection { return this.projections[0]; }
@@ -264,8 +268,7 @@ export class ProjectionRunner {
       await client.query('commit');
       this.position = earliest(lasts);
       this.lastError = null;
-      const hooks = this.options.onApplied ? [{ projection: this.projections[0].name, onApplied: this.options.onApplied }, ...(this.options.hooks ?? [])] : this.options.hooks ?? [];
-      for (const h of hooks) {
+      for (const h of this.hooks) {
         const from = stored.get(h.projection);
         const applied = from ? events.filter((e) => comparePositions(e.position, from) > 0) : [];
         try { if (applied.length) h.onApplied(applied); } catch { /* an observer never fails a committed batch */ }
