@@ -139,7 +139,7 @@ describe('rebuild: every read model dropped and rebuilt from the event store equ
     expect(earns).toHaveLength(2);
     for (const id of earns) expect(folded.entries.has(id)).toBe(false);
     await send(sandbox, { type: 'order.refunded', order_ref: 'O-1-1', refund_ref: 'R2', refunded_cents: 30_000 });
-    const carried = await db.query(`select 1 from es.events where type = 'EntryRecorded' and data ? 'parent_earn' and data->>'order_ref' = 'O-1-1' and data->>'cause' like 'refund:O-1-1:R2:%'`);
+    const carried = await db.query(`select 1 from es.events where type = 'EntryRecorded' and data::jsonb ? 'parent_earn' and data->>'order_ref' = 'O-1-1' and data->>'cause' like 'refund:O-1-1:R2:%'`);
     expect(carried.rowCount).toBeGreaterThan(0);
     await settled();
 

@@ -50,12 +50,17 @@ describe('PostgresEventStore group commit', () => {
     try {
       const good = Array.from({ length: 5 }, () => `s-${randomUUID()}`);
       const bad = `s-${randomUUID()}`;
+      const literal = `s-${randomUUID()}`;
       const results = await Promise.allSettled([
         ...good.map((s) => store.append(s, [ev('A')], 'no_stream')),
         store.append(bad, [{ id: randomUUID(), type: 'A', data: { text: 'nul \u0000 byte' } }], 'no_stream'),
+        // a backslash followed by "u0000" is text, not a NUL: stored as sent
+        store.append(literal, [{ id: randomUUID(), type: 'A', data: { text: 'literal \\u0000 text' } }], 'no_stream'),
       ]);
       for (let i = 0; i < 5; i++) expect(results[i].status).toBe('fulfilled');
       expect(results[5].status).toBe('rejected');
+      expect(results[6].status).toBe('fulfilled');
+      expect((await store.readStream(literal))[0].data).toEqual({ text: 'literal \\u0000 text' });
       for (const s of good) expect(await store.readStream(s)).toHaveLength(1);
       expect(await store.readStream(bad)).toEqual([]);
     } finally {

@@ -3,7 +3,7 @@ import { createTestDatabase, eventually, sleep } from '@loyalty/testing';
 import { runEventStoreContract } from './event-store.contract';
 import { RecordedEvent, START, comparePositions } from './event-store.port';
 import type { QueryRunner } from 'typeorm';
-import { EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, PostgresEventStore } from './postgres.event-store';
+import { EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreJson008_1765300000000, PostgresEventStore } from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
 
 runEventStoreContract('PostgreSQL', async () => {
@@ -140,6 +140,8 @@ describe('PostgresEventStore announces its appends (EventStore007)', () => {
         where s.nspname = 'es' and p.proname like 'append%' order by 1`)).rows;
     try {
       expect(await notifying()).toEqual([{ proname: 'append_events', n: false }, { proname: 'append_few', n: false }, { proname: 'append_set', n: false }]);
+      // the migrations after it first (EventStoreJson008 changed the functions' signatures)
+      await new EventStoreJson008_1765300000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreAnnounce007_1765100002000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       expect(await notifying()).toEqual([{ proname: 'append_events', n: true }, { proname: 'append_few', n: true }, { proname: 'append_set', n: true }]);
     } finally {
