@@ -1,6 +1,6 @@
 import type { EventStore, RecordedEvent } from './event-store.port';
 import { FoldableEvolver, SnapshotStore, foldStream, foldStreams } from './snapshots';
-import { StateCache, foldCacheBytes } from './state-cache';
+import { DEFAULT_STATE_BYTES, StateCache, foldCacheBytes } from './state-cache';
 
 /** What a StreamFold needs of an evolver: the fold, and the weight of a state for the cache's byte budget. */
 export type FoldEvolver<S, E> = FoldableEvolver<S, E> & { sizeOf?: (state: S) => number };
@@ -30,7 +30,7 @@ export class StreamFold<S, E extends { type: string; data: unknown }, H> {
     cacheBytes: number = foldCacheBytes(),
   ) {
     const sizeOf = evolver.sizeOf;
-    this.cache = new StateCache(name, cacheBytes, (c) => (sizeOf ? sizeOf(c.state) : 1_024));
+    this.cache = new StateCache(name, cacheBytes, (c) => (sizeOf ? sizeOf(c.state) : DEFAULT_STATE_BYTES));
   }
 
   /** Whether this fold folds `streamId`. */
