@@ -6,7 +6,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Client } from 'pg';
-import { Target, benchProgram, cpuMeter, cpuPerOp, json, target } from './bench-kit';
+import { Target, benchProgram, cpuMeter, cpuPerOp, json, steadyStatistics, target } from './bench-kit';
 import {
   benchProgramBody, connect, enrolMembers, env, fmt, liveTenant, log, now, orderPaid, postEvents, quantile, sleep, waitDrained, waitReadModels,
 } from './ingest';
@@ -172,6 +172,7 @@ const load = async (name: string, t: Target, key: string, connections: number, r
   if (SETTINGS.warmupSeconds > 0) {
     await autocannon({ url: t.url, connections, duration: SETTINGS.warmupSeconds, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, requests: [req] });
   }
+  await steadyStatistics(t);
   const meter = await cpuMeter(t);
   const r = await autocannon({
     url: t.url, connections, duration: SETTINGS.seconds,
@@ -203,6 +204,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
         await waitDrained(c.t, key, db, tenant, warm.length, { everyMs: 100 });
         await waitReadModels(db); // the warm-up's read-model work stays out of the measured window
       }
+      await steadyStatistics(c.t);
       const events = Array.from({ length: SETTINGS.events }, (_, i) => orderPaid(`ORD-${c.tag}-${i}`, customers[i % customers.length], i));
       log(`ingest: posting ${SETTINGS.events} order.paid, batches of 100, ${SETTINGS.ingestInFlight} in flight`);
       const meter = await cpuMeter(c.t);
@@ -286,6 +288,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
       }
     }));
     if (SETTINGS.warmupSeconds > 0) await clients(); // not measured
+    await steadyStatistics(c.t);
     pairs = 0; failures = 0; latencies = [];
     const meter = await cpuMeter(c.t);
     const t0 = now();
