@@ -3,3 +3,4 @@ export * from './eventually';
 export * from './kafka';
 export * from './fake-eventstoredb.client';
 export * from './private-infra';
+export * from './table-scans';

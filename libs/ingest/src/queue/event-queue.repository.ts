@@ -56,19 +56,10 @@ const CLAIM_SQL = prepared('ingest_claim', 'select * from ingest.claim_events($1
 
 /**
  * Outcomes, each written only while its caller still holds the lease (one JSON array of outcomes:
- * an array per column had the pg driver escape every element again). Prepared: its generic plan is
- * a primary-key probe per outcome.
+ * an array per column had the pg driver escape every element again), by ingest.finish_events
+ * (IngestFinish006): a primary-key probe per outcome. Answers the numbers (n) of the outcomes written.
  */
-const FINISH_SQL = prepared('ingest_finish', `update ingest.events e
-    set status = u.status, error = u.error, ledger_entry_ids = array(select jsonb_array_elements_text(u.ids)),
-        processed_at = u.processed_at, locked_until = null
-   from jsonb_to_recordset($1::jsonb) as u(n int, tenant text, id text, attempts int, status text, error text, ids jsonb, processed_at timestamptz)
-  where e.tenant = u.tenant and e.id = u.id and e.attempts = u.attempts and e.locked_until is not null
-    -- open (queued or running, the CHECK allows nothing else), written so that the planner
-    -- cannot take events_open_partition for it: with a backlog and lagging statistics it read
-    -- every open row of the tenant per outcome (127 ms a batch) instead of the primary key
-    and e.status not in ('completed', 'failed')
-  returning u.n`);
+const FINISH_SQL = prepared('ingest_finish', 'select n from ingest.finish_events($1::jsonb) as f(n)');
 /** The newest event of a tenant (events_by_tenant, backwards), prepared. */
 const NEWEST_SQL = prepared('ingest_newest', 'select max(seq) as newest from ingest.events where tenant = $1');
 /**

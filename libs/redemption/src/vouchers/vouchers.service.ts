@@ -34,13 +34,8 @@ const rowView = (r: RedemptionRow): RedemptionView => ({
 
 
 
-/**
- * Which of a group's new codes are taken, prepared: one probe of the code index per code (a
- * `lateral` subquery, so that no generic plan can read the table instead).
- */
-const CODE_TAKEN_SQL = prepared('voucher_code_taken',
-  `select q.n from unnest($1::text[], $2::text[]) with ordinality as q(tenant, code, n)
-     cross join lateral (select 1 from redemption.redemptions r where r.tenant = q.tenant and r.code = q.code limit 1) r`);
+/** Which of a group's new codes are taken (the numbers of their rows, from 1): redemption.codes_taken, prepared. */
+const CODE_TAKEN_SQL = prepared('voucher_code_taken', 'select n from redemption.codes_taken($1::text[], $2::text[]) as t(n)');
 
 /** Vouchers and direct redemptions: create (debit at once), confirm, void, look-ups. */
 export class VouchersService {
