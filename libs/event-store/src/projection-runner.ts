@@ -26,6 +26,12 @@ export interface Projection {
   beforeBatch?(tx: PoolClient, events: readonly RecordedEvent[]): void | Promise<void>;
   /** Called after every event of the batch was applied, in the same transaction: a projection that stages its rows writes them here, set-based. */
   afterBatch?(tx: PoolClient): Promise<void>;
+  /**
+   * Called when a batch's transaction was rolled back (the batch is applied again later): a
+   * projection that remembers what it wrote, to skip writing it again, forgets what it learnt from
+   * this batch.
+   */
+  discard?(): void;
 }
 
 /**
@@ -275,6 +281,7 @@ export class ProjectionRunner {
       }
     } catch (e) {
       await client.query('rollback').catch(() => undefined);
+      for (const p of this.projections) p.discard?.();
       throw e;
     } finally {
       client.release();

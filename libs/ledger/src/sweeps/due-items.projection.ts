@@ -99,4 +99,11 @@ export class DueItemsProjection implements Projection {
   }
 
   reset(): void { this.fold.reset(); this.written.clear(); }
+
+  /**
+   * A rolled-back batch: the sets it staged were never written, so nothing written is known any
+   * more (each member's next event writes its set). Without this, the batch applied again found its
+   * sets "already written" and left the rows as they were before it.
+   */
+  discard(): void { this.written.clear(); }
 }

@@ -67,6 +67,12 @@ export class WebhookEventsProjection implements Projection {
 
   reset(): void { this.fold.reset(); this.marks.clear(); this.batchSubscribers.clear(); }
 
+  /**
+   * A rolled-back batch: its lot rows were never written, so no member's rows are known to mirror
+   * its lots any more (each member's next event rewrites them, as after a restart).
+   */
+  discard(): void { this.marks.clear(); this.batchSubscribers.clear(); }
+
   /** A tenant's active endpoints, read once per batch (the batch is one transaction, milliseconds long). */
   private readonly batchSubscribers = new Map<string, Promise<Awaited<ReturnType<EndpointsRepository['subscribers']>>>>();
 
