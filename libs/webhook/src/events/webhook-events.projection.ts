@@ -69,9 +69,10 @@ export class WebhookEventsProjection implements Projection {
 
   /**
    * A rolled-back batch: its lot rows were never written, so no member's rows are known to mirror
-   * its lots any more (each member's next event rewrites them, as after a restart).
+   * its lots any more (each member's next event rewrites them, as after a restart). The batch's own
+   * memos are cleared by the next beforeBatch anyway.
    */
-  discard(): void { this.marks.clear(); this.batchSubscribers.clear(); }
+  discard(): void { this.marks.clear(); }
 
   /** A tenant's active endpoints, read once per batch (the batch is one transaction, milliseconds long). */
   private readonly batchSubscribers = new Map<string, Promise<Awaited<ReturnType<EndpointsRepository['subscribers']>>>>();
