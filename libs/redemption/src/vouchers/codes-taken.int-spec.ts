@@ -1,5 +1,7 @@
 import { createTestDatabase, tableScans, TestDatabase } from '@loyalty/testing';
+import { Pool } from 'pg';
 import { REDEMPTION_MIGRATIONS } from '../redemption.migrations';
+import { CODES_CHECKED_AT_ONCE, VoucherCodes } from './voucher-codes';
 
 /**
  * redemption.codes_taken (RedemptionCodes003): which of a group's new voucher codes are taken, by
@@ -32,5 +34,22 @@ describe('voucher codes taken (PostgreSQL)', () => {
     const after = await tableScans(db.pool, 'redemption.redemptions', before.idx + 40);
     expect(after.idx - before.idx).toBeGreaterThanOrEqual(40);
     expect(after.seq - before.seq).toBe(0);
+  });
+
+  it('hands out codes checked ahead in groups: never a taken one, never one twice, one query for many codes', async () => {
+    // every other code drawn is one the programme already holds (C0000001…, inserted above)
+    let n = 0;
+    const draw = (): string => (++n % 2 ? `C${String(n).padStart(7, '0')}` : `F${String(n).padStart(7, '0')}`);
+    let queries = 0;
+    const counting = { query: (...args: Parameters<Pool['query']>) => { queries++; return (db.pool.query as (...a: unknown[]) => unknown)(...args); } } as unknown as Pool;
+    const codes = new VoucherCodes(counting, draw);
+    const got = await Promise.all(Array.from({ length: 100 }, () => codes.next('T1')));
+    expect(got.filter((c) => c.startsWith('C'))).toEqual([]);
+    expect(new Set(got).size).toBe(100);
+    // half of each group is free: 100 codes from about 100 / 32 groups, not a query each
+    expect(queries).toBeGreaterThanOrEqual(Math.ceil(100 / (CODES_CHECKED_AT_ONCE / 2)));
+    expect(queries).toBeLessThanOrEqual(Math.ceil(100 / (CODES_CHECKED_AT_ONCE / 2)) + 2);
+    // another programme holds none of these codes: its pool is its own
+    expect((await codes.next('T2')).length).toBe(8);
   });
 });

@@ -1,8 +1,7 @@
 import {
   MemberAggregate, Voucher, decideConfirmRedemption, decideIssueRedemption, decideVoidRedemption, redemptionByCause,
 } from '@loyalty/domain-member';
-import { newId, newVoucherCode, notFound, prepared, problem } from '@loyalty/platform';
-import { GroupCommitter } from '@loyalty/event-store';
+import { newId, notFound, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
 import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
 import { Pool } from 'pg';
@@ -11,6 +10,7 @@ import { ProgramStore } from '@loyalty/programs';
 import { MemberSpending, settled } from '../member-spending';
 import { RedemptionRows } from '../projections/redemption-rows';
 import { resolveMember, spendingSettings } from '../spending-settings';
+import { VoucherCodes } from './voucher-codes';
 
 export interface CreateRedemptionInput { amount_cents: number; mode?: 'voucher' | 'direct'; order_ref?: string | null }
 
@@ -34,9 +34,6 @@ const rowView = (r: RedemptionRow): RedemptionView => ({
 
 
 
-/** Which of a group's new codes are taken (the numbers of their rows, from 1): redemption.codes_taken, prepared. */
-const CODE_TAKEN_SQL = prepared('voucher_code_taken', 'select n from redemption.codes_taken($1::text[], $2::text[]) as t(n)');
-
 /** Vouchers and direct redemptions: create (debit at once), confirm, void, look-ups. */
 export class VouchersService {
   constructor(
@@ -45,7 +42,12 @@ export class VouchersService {
     private readonly programs: ProgramStore,
     private readonly bus: CommandBus,
     private readonly pool: Pool,
-  ) {}
+  ) {
+    this.codes = new VoucherCodes(pool);
+  }
+
+  /** Fresh voucher codes, checked ahead of use. */
+  private readonly codes: VoucherCodes;
 
   /**
    * POST /v1/members/{id}/redemptions. The caller's Idempotency-Key is recorded as the redeem
@@ -55,7 +57,7 @@ export class VouchersService {
   async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; actor?: string }): Promise<RedemptionView> {
     // independent of one another: the member's id, the programme's settings and a free voucher code, at once
     const [memberId, settings, code] = await Promise.all([
-      resolveMember(this.bus, tenant, rawMemberId), spendingSettings(this.programs, tenant), this.freshCode(tenant),
+      resolveMember(this.bus, tenant, rawMemberId), spendingSettings(this.programs, tenant), this.codes.next(tenant),
     ]);
     const mode = input.mode ?? 'voucher';
     const orderRef = input.order_ref ?? null;
@@ -160,19 +162,4 @@ export class VouchersService {
     if (!owner) throw notFound('redemption');
     return owner;
   }
-
-  /** Codes are random (32^8); a code already issued in this programme is drawn again. */
-  private async freshCode(tenant: string): Promise<string> {
-    for (;;) {
-      const code = newVoucherCode();
-      if (!(await this.codeTaken.submit({ tenant, code }))) return code;
-    }
-  }
-
-  /** Code checks that arrive together share one query (many redemptions at once). */
-  private readonly codeTaken = new GroupCommitter<{ tenant: string; code: string }, boolean>(async (items) => {
-    const { rows } = await this.pool.query<{ n: string }>(CODE_TAKEN_SQL([items.map((i) => i.tenant), items.map((i) => i.code)]));
-    const taken = new Set(rows.map((r) => Number(r.n) - 1));
-    return items.map((_, i) => taken.has(i));
-  });
 }
