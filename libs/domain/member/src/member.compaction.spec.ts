@@ -404,7 +404,7 @@ describe('the compacted member state decides exactly as the full history does (i
       w.act({ kind: 'wait', days: 1 });
     }
     w.probe();
-    // the retention plus what one compaction interval (32 events, about two weeks here) leaves behind
+    // the retention plus what one compaction interval (16 events, about two weeks here) leaves behind
     const closed = MEMBER_RETENTION.closedDays + 16;
     // a settled earn of an order goes too (its order stream keeps its facts): entries only within the retention
     expect(w.compact.vouchers.size).toBeLessThanOrEqual(closed / 30 + 2);

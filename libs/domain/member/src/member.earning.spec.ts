@@ -69,6 +69,30 @@ describe('member earning (decide + evolve)', () => {
     expect(initialEarnStatus({ timing: 'manual' }, unfulfilled, 30).status).toBe('under_review');
   });
 
+  it('an order is one member event: its last entry carries the tier activity, folded as the separate event was', () => {
+    const activity = { spend_cents: 10_000, orders: 1, cause: orderCauses.earnActivity('O-1') };
+    const merged = step(member(), cmd({ earn: { lines: [line()] }, activity }));
+    expect(merged.d.events.map((e) => e.type)).toEqual(['EntryRecorded']);
+    expect(merged.d.events[0].data).toMatchObject({ activity });
+    // the same state as the entry and its OrderActivityRecorded (how orders were recorded before)
+    const { activity: _carried, ...entry } = merged.d.events[0].data as { activity?: unknown };
+    const separate = fold([
+      { type: 'EntryRecorded', data: entry } as MemberEvent,
+      { type: 'OrderActivityRecorded', data: { order_ref: 'O-1', at: T0, ...activity } },
+    ], member());
+    expect(merged.s.activity).toEqual(separate.activity);
+    expect(merged.s.last_activity_at).toBe(separate.last_activity_at);
+    expect(merged.s.causes.get(activity.cause)).toEqual([]);
+    // the entry itself does not hold the activity
+    expect(merged.s.entries.get(merged.d.entry_ids[0])).not.toHaveProperty('activity');
+    expect(merged.s.entries.get(merged.d.entry_ids[0])).toEqual(separate.entries.get(merged.d.entry_ids[0]));
+    // a retry decides nothing: the carried cause marks the activity recorded
+    expect(decideOrderStep(merged.s, cmd({ earn: { lines: [line()] }, activity })).events).toEqual([]);
+    // an order that earns nothing records its activity on its own
+    const none = decideOrderStep(member(), cmd({ order: { order_ref: 'O-2', earn_entry_ids: [], fulfilled_at: null, delivered: false }, earn: { lines: [line({ amount_cents: 0 })] }, activity: { ...activity, cause: orderCauses.earnActivity('O-2') } }));
+    expect(none.events.map((e) => e.type)).toEqual(['OrderActivityRecorded']);
+  });
+
   it('earns once per order: the same step again decides nothing and reports the same entries', () => {
     const first = step(member(), cmd({ earn: { lines: [line(), line({ rule_id: 'boost', rule_type: 'category_boost', amount_cents: 20 })] }, activity: { spend_cents: 10_000, orders: 1, cause: orderCauses.earnActivity('O-1') } }));
     expect(first.d.entry_ids).toHaveLength(2);

@@ -316,8 +316,13 @@ export const decideOrderStep = (s: MemberAggregate, cmd: OrderStepCommand): Orde
   }
 
   // 5. tier activity, once per cause
+  //    carried by the step's last entry when it records one (one event fewer per order), else an event of its own
   if (cmd.activity && !s.causes.has(cmd.activity.cause) && (cmd.activity.spend_cents !== 0 || cmd.activity.orders !== 0)) {
-    events.push({ type: 'OrderActivityRecorded', data: { order_ref: ref, at: cmd.at, spend_cents: cmd.activity.spend_cents, orders: cmd.activity.orders, cause: cmd.activity.cause } });
+    const activity = { spend_cents: cmd.activity.spend_cents, orders: cmd.activity.orders, cause: cmd.activity.cause };
+    const last = events.length - 1;
+    const carrier = events[last];
+    if (carrier?.type === 'EntryRecorded' && carrier.data.created_at === cmd.at) events[last] = { type: 'EntryRecorded', data: { ...carrier.data, activity } };
+    else events.push({ type: 'OrderActivityRecorded', data: { order_ref: ref, at: cmd.at, ...activity } });
   }
 
   // an earn that would take the member past 2^53 − 1 fails the event with this refusal, recording nothing

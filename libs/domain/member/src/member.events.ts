@@ -26,10 +26,20 @@ export interface EntryData extends LedgerEntryFields {
    * state that has let the settled earn go restores it to apply the take-back exactly.
    */
   parent_earn?: EarnCopy | null;
+  /**
+   * The order's tier activity, recorded with the last entry of the order step that produced it
+   * (issue 7): one member event for an order instead of two. Folded as an OrderActivityRecorded at
+   * the entry's `created_at`; an order step that records no entry still records its own
+   * OrderActivityRecorded. Never part of the entry itself.
+   */
+  activity?: OrderActivity;
 }
 
+/** A tier activity delta: spend (paid gross minus refunds) and orders (paid, not cancelled), once per cause. */
+export interface OrderActivity { spend_cents: number; orders: number; /** idempotency: a retried order event finds it */ cause: string }
+
 /** An earn as an order's decision saw it (status and release_at current) and what was taken back from it so far. */
-export interface EarnCopy extends Omit<EntryData, 'parent_earn'> { reversed_cents: number }
+export interface EarnCopy extends Omit<EntryData, 'parent_earn' | 'activity'> { reversed_cents: number }
 
 export type MemberEvent =
   | { type: 'MemberCreated'; data: { member_id: string; state: 'prospect' | 'registered'; referral_code: string; pii: SealedPii; marketing_consent: boolean; accepted_terms_version: string | null; at: string } }

@@ -212,6 +212,13 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
   }
 };
 
+/** An order's tier activity (OrderActivityRecorded, or carried by an entry): the tier window, its cause, the activity clock. */
+const recordActivity = (s: MemberAggregate, at: string, a: { spend_cents: number; orders: number; cause?: string }): void => {
+  pushActivity(s, at, a.spend_cents, 0, a.orders);
+  if (a.cause) addCause(s, a.cause, []);
+  s.last_activity_at = at;
+};
+
 /** First index of the time-sorted activity whose `ms` is >= `ms` (or > `ms` when `after`). */
 export const activityIndex = (list: readonly Activity[], ms: number, after: boolean): number => {
   let lo = 0;
@@ -421,6 +428,8 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       if (copy && d.parent_entry_id === copy.id && !s.entries.has(copy.id)) restoreEarn(s, copy);
       const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
       if (copy !== undefined) delete (e as Entry & { parent_earn?: unknown }).parent_earn;
+      const activity = d.activity;
+      if (activity !== undefined) delete e.activity;
       s.entries.set(e.id, e);
       if (d.cause) addCause(s, d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
       if (e.bucket === 'pending' && d.type === 'earn') s.pending_earns.add(e.id);
@@ -453,6 +462,8 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       if (d.type === 'earn' && s.state === 'registered' && e.status === 'posted') s.state = 'active';
       // an expiry is not the member's activity (it must not restart the inactivity clock)
       if (d.type !== 'expire') s.last_activity_at = d.created_at;
+      // the order's tier activity it carries, as an OrderActivityRecorded at the same instant
+      if (activity) recordActivity(s, d.created_at, activity);
       return s;
     }
     case 'EntryReleased': {
@@ -497,9 +508,7 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.tier_review_at = event.data.review_at;
       return s;
     case 'OrderActivityRecorded':
-      pushActivity(s, event.data.at, event.data.spend_cents, 0, event.data.orders);
-      if (event.data.cause) addCause(s, event.data.cause, []);
-      s.last_activity_at = event.data.at;
+      recordActivity(s, event.data.at, event.data);
       return s;
     case 'ReservationOpened': {
       const d = event.data;
@@ -563,10 +572,12 @@ const DAY_MS = 86_400_000;
  * (the gateway keeps Idempotency-Keys 30 days, so a retry within that finds its effect); tier
  * activity for `activityDays` (the longest tier window: a calendar year, rolling 365 days, custom
  * windows up to two years; older activity is folded into a base that only lifetime windows read).
- * Compaction runs every `every` events, so its cost is spread thin. Fixed, not configurable: every
- * process must fold a stream to the same state (snapshots, projections, the command handler).
+ * Compaction runs every `every` events, so its cost is spread thin (16 since an order's entry carries
+ * its tier activity: an order is one member event, no longer two, and the state keeps as many
+ * orders between compactions as before). Fixed, not configurable: every process must fold a stream
+ * to the same state (snapshots, projections, the command handler).
  */
-export const MEMBER_RETENTION = { closedDays: 35, activityDays: 731, every: 32 } as const;
+export const MEMBER_RETENTION = { closedDays: 35, activityDays: 731, every: 16 } as const;
 
 /** Is this entry still reachable by a decision or evolve (besides being recent)? */
 const entryOpen = (e: Entry, heldRedeems: ReadonlySet<string>): boolean => {
