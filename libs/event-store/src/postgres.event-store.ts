@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
-import { MigrationClass, prepared, preparedShapes, sqlMigration } from '@loyalty/platform';
+import { MigrationClass, pgArray, prepared, preparedShapes, sqlMigration } from '@loyalty/platform';
 import {
   AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions, matchesFilter,
@@ -563,8 +563,8 @@ export class PostgresEventStore implements EventStore {
     const sorted = order.map((i) => items[i]);
     const events = sorted.flatMap((it) => it.events);
     const params = [
-      sorted.map((it) => it.streamId), sorted.map((it) => (typeof it.expected === 'bigint' ? it.expected.toString() : it.expected)),
-      sorted.map((it) => it.events.length), events.map((e) => e.id), events.map((e) => e.type),
+      pgArray(sorted.map((it) => it.streamId)), pgArray(sorted.map((it) => it.expected)),
+      pgArray(sorted.map((it) => it.events.length)), pgArray(events.map((e) => e.id)), pgArray(events.map((e) => e.type)),
       jsonArrayOf(events.map((e) => e.data)), jsonArrayOf(events.map((e) => e.metadata ?? {})),
     ];
     // an event with a NUL fails its own append only (each append alone: the bad one is refused)

@@ -136,3 +136,30 @@ export const preparedShapes = (name: string) => {
     return { name: shape.name, text: shape.text, values };
   };
 };
+
+/** An element the array literal must escape (a quote or a backslash); anything else goes in quotes as it is. */
+const ARRAY_ESCAPE = /["\\]/;
+
+/**
+ * A one-dimensional array parameter as PostgreSQL's array literal (`{"a","b",NULL}`), the text the
+ * pg driver makes of a JavaScript array, made faster: the driver runs two regular-expression
+ * replacements and a type dispatch on every element, which made serialising the read models' and
+ * the event store's column arrays about 3 % of the service's CPU in the ingest benchmark. Here an
+ * element is scanned once and escaped only when it holds a quote or a backslash. Same text, byte
+ * for byte (pinned by a property test against the driver's own serialiser); the SQL casts it
+ * (`$1::text[]`, `$2::bigint[]`, `$3::timestamptz[]`).
+ */
+export const pgArray = (values: readonly (string | number | bigint | null | undefined)[]): string => {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ',';
+    const v = values[i];
+    if (v === null || v === undefined) {
+      out += 'NULL';
+      continue;
+    }
+    const s = typeof v === 'string' ? v : v.toString();
+    out += ARRAY_ESCAPE.test(s) ? `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : `"${s}"`;
+  }
+  return `${out}}`;
+};

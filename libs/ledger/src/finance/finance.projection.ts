@@ -1,4 +1,5 @@
 import { PoolClient } from 'pg';
+import { pgArray } from '@loyalty/platform';
 import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import type { Entry, MemberAggregate, MemberEvent } from '@loyalty/domain-member';
@@ -78,8 +79,9 @@ export class FinanceProjection implements Projection {
     if (this.movements.length) {
       const rows = this.movements;
       const cols = SUM_COLUMNS;
-      const params: unknown[] = [rows.map((r) => r.tenant), rows.map((r) => r.at), rows.map((r) => r.member_id), rows.map((r) => r.event_id)];
-      for (let i = 0; i < cols.length; i++) params.push(rows.map((r) => String(r.sums[i])));
+      // array literals made once for both statements (pgArray)
+      const params: unknown[] = [pgArray(rows.map((r) => r.tenant)), pgArray(rows.map((r) => r.at)), pgArray(rows.map((r) => r.member_id)), pgArray(rows.map((r) => r.event_id))];
+      for (let i = 0; i < cols.length; i++) params.push(pgArray(rows.map((r) => r.sums[i])));
       const unnest = `unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], ${cols.map((_, i) => `$${i + 5}::bigint[]`).join(', ')})
                       as t(tenant, at, member_id, event_id, ${cols.join(', ')})`;
       await tx.query(`insert into ledger.finance_movements (tenant, at, member_id, event_id, ${cols.join(', ')})
@@ -92,15 +94,15 @@ export class FinanceProjection implements Projection {
     }
     if (this.entries.size) {
       const rows = [...this.entries.values()];
-      const k = <K extends keyof EntryRow>(key: K) => rows.map((r) => r[key]);
+      const k = <K extends keyof EntryRow>(key: K) => pgArray(rows.map((r) => r[key]));
       await tx.query(
         `insert into ledger.finance_entries (tenant, id, member_id, type, status, amount_cents, reason_code, rule, parent_entry_id, order_ref, release_at, expires_at, created_at, member_rev)
          select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
                               $11::timestamptz[], $12::timestamptz[], $13::timestamptz[], $14::bigint[])
          on conflict (tenant, id) do update set status = excluded.status, release_at = excluded.release_at, expires_at = excluded.expires_at,
            member_rev = greatest(ledger.finance_entries.member_rev, excluded.member_rev)`,
-        [k('tenant'), k('id'), k('member_id'), k('type'), k('status'), k('amount_cents').map(String), k('reason_code'), k('rule'), k('parent_entry_id'),
-          k('order_ref'), k('release_at'), k('expires_at'), k('created_at'), k('member_rev').map(String)]);
+        [k('tenant'), k('id'), k('member_id'), k('type'), k('status'), k('amount_cents'), k('reason_code'), k('rule'), k('parent_entry_id'),
+          k('order_ref'), k('release_at'), k('expires_at'), k('created_at'), k('member_rev')]);
     }
     this.movements = [];
     this.entries.clear();

@@ -1,4 +1,5 @@
 import { PoolClient } from 'pg';
+import { pgArray } from '@loyalty/platform';
 import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { Projection, RecordedEvent } from '@loyalty/event-store';
 import type { EntryData } from '@loyalty/domain-member';
@@ -26,7 +27,7 @@ export class EntryIndexProjection implements Projection {
     await tx.query(
       `insert into ledger.entry_index (entry_id, tenant, member_id)
        select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing`,
-      [rows.map((r) => r.entry_id), rows.map((r) => r.tenant), rows.map((r) => r.member_id)]);
+      [pgArray(rows.map((r) => r.entry_id)), pgArray(rows.map((r) => r.tenant)), pgArray(rows.map((r) => r.member_id))]);
   }
 
   /** Where an entry lives, or null. */

@@ -1,4 +1,5 @@
 import { PoolClient } from 'pg';
+import { pgArray } from '@loyalty/platform';
 import { STREAM_PREFIX, parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import { MemberFold } from './member-fold';
@@ -41,7 +42,7 @@ export class MembersProjection implements Projection {
     this.staged.clear();
     if (!rows.length) return;
     const pii = await Promise.all(rows.map((r) => this.vault.open(r.tenant, r.memberId, r.state.pii)));
-    const col = <T>(f: (r: (typeof rows)[number], i: number) => T): T[] => rows.map(f);
+    const col = (f: (r: (typeof rows)[number], i: number) => string | number | bigint | null | undefined): string => pgArray(rows.map(f));
     await tx.query(
       `insert into ledger.members (tenant, member_id, email, phone, external_ref, state, available_cents, pending_cents, reserved_cents,
          lifetime_earned_cents, lifetime_redeemed_cents, revision, created_at)

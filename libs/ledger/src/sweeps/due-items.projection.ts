@@ -1,4 +1,5 @@
 import { PoolClient } from 'pg';
+import { pgArray } from '@loyalty/platform';
 import { parseMemberStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
 import { MemberAggregate, firstDatedLot, holdsLots } from '@loyalty/domain-member';
@@ -107,8 +108,9 @@ export class DueItemsProjection implements Projection {
     if (!members.length) return;
     const items = members.flatMap((m) => m.items.map((i) => ({ ...i, tenant: m.tenant, memberId: m.memberId })));
     await tx.query(DUE_ITEMS_SQL, [
-      members.map((m) => m.tenant), members.map((m) => m.memberId), members.map((m) => m.items.map(keyOf).join('\n')),
-      items.map((i) => i.tenant), items.map((i) => i.memberId), items.map((i) => i.kind), items.map((i) => i.entry_id), items.map((i) => i.due_at),
+      pgArray(members.map((m) => m.tenant)), pgArray(members.map((m) => m.memberId)), pgArray(members.map((m) => m.items.map(keyOf).join('\n'))),
+      pgArray(items.map((i) => i.tenant)), pgArray(items.map((i) => i.memberId)), pgArray(items.map((i) => i.kind)), pgArray(items.map((i) => i.entry_id)),
+      pgArray(items.map((i) => i.due_at)),
     ]);
   }
 
