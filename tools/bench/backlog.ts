@@ -39,7 +39,7 @@ const main = async (): Promise<void> => {
     const posted = await postEvents(t, key, events, { batch: 100, inFlight, max429WaitMs: 2000 });
     const atEnqueued = await statusCounts(db, tenant);
     log(`enqueued ${posted.accepted} in ${fmt((posted.lastAcceptAt - posted.firstPostAt) / 1000, 2)} s; draining`);
-    const drained = await waitDrained(t, key, db, tenant, total);
+    const drained = await waitDrained(t, key, db, tenant, total, { countEveryMs: 250 }); // the rates by fifth need a fine timeline
     await sleep(1500);
     const c1 = await commits(db);
 
