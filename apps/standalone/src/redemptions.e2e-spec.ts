@@ -133,7 +133,9 @@ describe('redemptions, quotes and reservations over HTTP (standalone)', () => {
     });
 
     it('refuses: 404 unknown member or redemption, 402 for states that may not spend, 422 balance, rules and validation', async () => {
-      expect((await redeem('M-00000000000000000000000000', { amount_cents: 1 })).status).toBe(404);
+      // a well-formed member id nobody holds: refused by the decision on its (empty) stream, as the ledger's look-up refused it
+      const unknown = await redeem('M-00000000000000000000000000', { amount_cents: 1 });
+      expect([unknown.status, unknown.body.type, unknown.body.detail]).toEqual([404, expect.stringMatching(/not-found$/), 'member not found']);
       expect((await redeem('ref:nobody', { amount_cents: 1 })).status).toBe(404);
       expect((await app.http('POST', '/v1/redemptions/RD-00000000000000000000000000/confirm', { key, body: { order_ref: 'x' } })).status).toBe(404);
       expect((await app.http('POST', '/v1/redemptions/RD-00000000000000000000000000/void', { key })).status).toBe(404);
@@ -195,6 +197,8 @@ describe('redemptions, quotes and reservations over HTTP (standalone)', () => {
       expect((await q({ eligible_total_cents: -1, payment_method: 'card' })).status).toBe(422);
       expect((await q({ payment_method: 'card' })).status).toBe(422);
       expect((await app.http('POST', '/v1/redemption-quotes', { key: p.liveKey, body: { member_id: 'M-00000000000000000000000000', eligible_total_cents: 1, payment_method: 'card' } })).status).toBe(404);
+      const noReserve = await app.http('POST', '/v1/redemption-reservations', { key: p.liveKey, body: { member_id: 'M-00000000000000000000000000', amount_cents: 100 } });
+      expect([noReserve.status, noReserve.body.detail]).toEqual([404, 'member not found']);
       // a quote holds nothing
       expect(await balances(id, p.liveKey)).toMatchObject({ reserved_cents: 0, spendable_cents: 1000 });
     });

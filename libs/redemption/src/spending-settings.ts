@@ -7,8 +7,17 @@ const positiveInt = (v: unknown, fallback: number): number => (typeof v === 'num
 
 export interface SpendingSettings { rules: SpendingRules; voucherTtlSeconds: number; reservationTtlSeconds: number; now: Date }
 
-/** Any accepted member id form (M-…, ref:…, phone:…) → the member id; the ledger owns identity. */
+/** A member id (`M-` + ULID), as the ledger's identity reads it. */
+const MEMBER_ID = /^M-[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * Any accepted member id form (M-…, ref:…, phone:…) → the member id; the ledger owns identity. A
+ * member id is its own answer: whether that member exists is for the decision on its stream, which
+ * refuses a member that does not (404 `member not found`, as the ledger's look-up did), so the common
+ * case asks the ledger nothing (a request on the bus per redemption: over Kafka, a round trip).
+ */
 export const resolveMember = async (bus: CommandBus, tenant: string, raw: string): Promise<string> => {
+  if (MEMBER_ID.test(raw)) return raw;
   const r = await bus.request<{ member_id: string }>(PATTERNS.ledger.resolveId, { tenant, id: raw }, raw);
   return r.member_id;
 };
