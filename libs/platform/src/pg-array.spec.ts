@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { pgArray } from './db';
 
 // the pg driver's own serialiser of a parameter (what `pool.query(text, [array])` sends)
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { prepareValue } = require('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
 
 describe('pgArray (array parameters as PostgreSQL array literals)', () => {
