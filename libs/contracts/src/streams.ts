@@ -6,6 +6,8 @@
 export const STREAM_PREFIX = { member: 'member-', order: 'order-', referral: 'referral-' } as const;
 /** How the member streams of one tenant begin. */
 export const memberStreamPrefix = (tenant: string): string => `${STREAM_PREFIX.member}${tenant}-`;
+/** A member id as the API writes it: `M-` and a ULID (Crockford base32, upper case). */
+export const isMemberId = (raw: string): boolean => /^M-[0-9A-HJKMNP-TV-Z]{26}$/.test(raw);
 export const memberStreamId = (tenant: string, memberId: string): string => `member-${tenant}-${memberId}`;
 export const orderStreamId = (tenant: string, orderRef: string): string => `order-${tenant}-${orderRef}`;
 /** One referral per friend, ever. */

@@ -1,4 +1,4 @@
-import { PATTERNS } from '@loyalty/contracts';
+import { PATTERNS, isMemberId } from '@loyalty/contracts';
 import { SpendingRules, spendingRules } from '@loyalty/domain-member';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
@@ -7,9 +7,6 @@ const positiveInt = (v: unknown, fallback: number): number => (typeof v === 'num
 
 export interface SpendingSettings { rules: SpendingRules; voucherTtlSeconds: number; reservationTtlSeconds: number; now: Date }
 
-/** A member id (`M-` + ULID), as the ledger's identity reads it. */
-const MEMBER_ID = /^M-[0-9A-HJKMNP-TV-Z]{26}$/;
-
 /**
  * Any accepted member id form (M-…, ref:…, phone:…) → the member id; the ledger owns identity. A
  * member id is its own answer: whether that member exists is for the decision on its stream, which
@@ -17,7 +14,7 @@ const MEMBER_ID = /^M-[0-9A-HJKMNP-TV-Z]{26}$/;
  * case asks the ledger nothing (a request on the bus per redemption: over Kafka, a round trip).
  */
 export const resolveMember = async (bus: CommandBus, tenant: string, raw: string): Promise<string> => {
-  if (MEMBER_ID.test(raw)) return raw;
+  if (isMemberId(raw)) return raw;
   const r = await bus.request<{ member_id: string }>(PATTERNS.ledger.resolveId, { tenant, id: raw }, raw);
   return r.member_id;
 };

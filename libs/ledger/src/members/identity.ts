@@ -1,4 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { isMemberId } from '@loyalty/contracts';
 import { FieldError } from '@loyalty/platform';
 
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
@@ -15,7 +16,7 @@ export type MemberRef = { kind: 'id'; value: string } | { kind: 'ref'; value: st
 
 /** Parses the accepted member id forms: `M-…`, `ref:<external_ref>`, `phone:<E.164>`. */
 export const parseMemberRef = (raw: string): MemberRef | null => {
-  if (/^M-[0-9A-HJKMNP-TV-Z]{26}$/.test(raw)) return { kind: 'id', value: raw };
+  if (isMemberId(raw)) return { kind: 'id', value: raw };
   if (raw.startsWith('ref:') && raw.length > 4) return { kind: 'ref', value: raw.slice(4) };
   if (raw.startsWith('phone:')) {
     const p = normalisePhone(raw.slice(6));
