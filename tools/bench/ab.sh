@@ -52,6 +52,7 @@ node - "$work" "$rounds" "$sha" <<'EOF'
 const fs = require('fs');
 const [work, rounds, sha] = process.argv.slice(2);
 const cpu = /CPU per op: (?:service ([0-9.]+) ms[^+]*\+ )?PostgreSQL ([0-9.]+) ms/;
+const instr = /instructions per op: service ([0-9.?]+) M \+ PostgreSQL ([0-9.?]+) M/;
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 const runs = { base: [], head: [] };
 for (const side of ['base', 'head']) for (let i = 1; i <= Number(rounds); i++) runs[side].push(JSON.parse(fs.readFileSync(`${work}/${side}-${i}.json`, 'utf8')));
@@ -65,10 +66,14 @@ for (const path of paths) {
     const c = rows.map((r) => cpu.exec(r.detail || '')).filter(Boolean);
     const svc = c.filter((m) => m[1]).map((m) => Number(m[1]));
     const pg = c.map((m) => Number(m[2]));
+    const ins = rows.map((r) => instr.exec(r.detail || '')).filter(Boolean);
+    const insSvc = ins.map((m) => Number(m[1])).filter((x) => !Number.isNaN(x));
+    const insPg = ins.map((m) => Number(m[2])).filter((x) => !Number.isNaN(x));
     const unit = rows[0]?.unit ?? '';
     console.log(`  ${side === 'base' ? `base ${sha}` : 'working tree'}: ${fig.map((v) => v.toFixed(0)).join(', ')} ${unit} (median ${median(fig).toFixed(0)})`
       + (ratio.length ? `; ratio median ${median(ratio).toFixed(3)}` : '')
-      + (c.length ? `; CPU per op median ${svc.length ? `${median(svc).toFixed(3)} + ` : ''}${median(pg).toFixed(3)} ms` : ''));
+      + (c.length ? `; CPU per op median ${svc.length ? `${median(svc).toFixed(3)} + ` : ''}${median(pg).toFixed(3)} ms` : '')
+      + (insSvc.length || insPg.length ? `; instructions per op median ${insSvc.length ? median(insSvc).toFixed(3) : '?'} + ${insPg.length ? median(insPg).toFixed(3) : '?'} M (${ins.map((m) => `${m[1]}+${m[2]}`).join(', ')})` : ''));
   }
 }
 EOF

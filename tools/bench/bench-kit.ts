@@ -1,4 +1,4 @@
-import { ChildProcess, fork } from 'node:child_process';
+import { ChildProcess, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -141,7 +141,38 @@ export const steadyStatistics = async (t: Target): Promise<void> => {
   }
 };
 
-export interface CpuSpent { nodeMs: number | null; pgMs: number | null; nodeSystemMs?: number | null }
+export interface CpuSpent {
+  nodeMs: number | null; pgMs: number | null; nodeSystemMs?: number | null;
+  /** instructions retired (hardware counter, `perf stat`; BENCH_PERF=1): the figure a busy neighbour does not move */
+  nodeInstructions?: number | null; pgInstructions?: number | null;
+}
+
+/**
+ * Counts the instructions a set of processes retire until stopped (`perf stat -e instructions`,
+ * every thread of each process). On a shared virtual machine the CPU time of an operation moves
+ * with the host's load (by half, minutes apart, here); the instructions it takes do not.
+ * Null when perf is missing or refused.
+ */
+const instructionCounter = (pids: number[]): { stop: () => Promise<number | null> } => {
+  if (!pids.length) return { stop: async () => null };
+  let out = '';
+  const perf = spawn('perf', ['stat', '-x', ',', '-e', 'instructions:u,instructions:k', '-p', pids.join(',')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  perf.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+  const exited = new Promise<void>((r) => { perf.once('exit', () => r()); perf.once('error', () => r()); });
+  return {
+    stop: async () => {
+      perf.kill('SIGINT');
+      await exited;
+      let n = 0;
+      let seen = false;
+      for (const line of out.split('\n')) {
+        const [value, , event] = line.split(',');
+        if (event?.startsWith('instructions') && /^\d+$/.test(value)) { n += Number(value); seen = true; }
+      }
+      return seen ? n : null;
+    },
+  };
+};
 
 /**
  * Measures the CPU the service spends on a piece of work, robust to a busy machine where
@@ -163,8 +194,12 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
   };
   const node0 = pid ? procCpuSplit(pid) : null;
   const pg0 = await backends();
+  const counting = process.env.BENCH_PERF === '1';
+  const nodeCount = counting && pid ? instructionCounter([pid]) : null;
+  const pgCount = counting ? instructionCounter([...pg0.keys()]) : null;
   return {
     stop: async () => {
+      const [nodeInstructions, pgInstructions] = await Promise.all([nodeCount?.stop() ?? null, pgCount?.stop() ?? null]);
       const node1 = pid ? procCpuSplit(pid) : null;
       const pg1 = await backends();
       await db?.end().catch(() => undefined);
@@ -174,6 +209,7 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
         nodeMs: node0 && node1 ? (node1.total - node0.total) * 1000 : null,
         nodeSystemMs: node0 && node1 ? (node1.system - node0.system) * 1000 : null,
         pgMs: db && pg1.size ? pg * 1000 : null,
+        nodeInstructions, pgInstructions,
       };
     },
   };
@@ -184,5 +220,8 @@ export const cpuPerOp = (c: CpuSpent, ops: number): string => {
   if (!ops) return '';
   const kernel = c.nodeMs && c.nodeSystemMs != null ? ` (${Math.round((100 * c.nodeSystemMs) / c.nodeMs)} % in the kernel)` : '';
   const parts = [c.nodeMs !== null ? `service ${(c.nodeMs / ops).toFixed(3)} ms${kernel}` : null, c.pgMs !== null ? `PostgreSQL ${(c.pgMs / ops).toFixed(3)} ms` : null].filter(Boolean);
-  return parts.length ? `CPU per op: ${parts.join(' + ')}` : '';
+  const mega = (n: number | null | undefined): string | null => (n == null ? null : (n / ops / 1e6).toFixed(3));
+  const instructions = [mega(c.nodeInstructions), mega(c.pgInstructions)];
+  const counted = instructions.some((x) => x !== null) ? `; instructions per op: service ${instructions[0] ?? '?'} M + PostgreSQL ${instructions[1] ?? '?'} M` : '';
+  return parts.length ? `CPU per op: ${parts.join(' + ')}${counted}` : '';
 };

@@ -48,6 +48,8 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runPgbench, scratchData
  *   BENCH_WARMUP_SECONDS   3 [1]       each load runs this long, unmeasured, before it is measured (JIT, caches,
  *                          pools: the figure is the service's steady state, not its first seconds)
  *   BENCH_WARMUP_EVENTS    2000 [500]  ingest: events posted and drained, unmeasured, before the measured ones
+ *   BENCH_PERF             0           1: also count the instructions per operation of the service and of PostgreSQL
+ *                          (`perf stat`), the figure to compare changes by on a machine whose CPU speed moves
  *   BENCH_OUT              path of the JSON result (default: $TMPDIR/loyalty-bench-<mode>-<time>.json)
  */
 
