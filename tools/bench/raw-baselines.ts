@@ -3,6 +3,7 @@ import { procCpu } from './bench-kit';
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { Client, Pool } from 'pg';
@@ -17,7 +18,11 @@ import { Client, Pool } from 'pg';
  *   table shaped like the member read row, loaded by autocannon like GET /v1/members/{id}.
  */
 
-export interface PgbenchFigure { name: string; tps: number; units: number }
+export interface PgbenchFigure {
+  name: string; tps: number; units: number;
+  /** taken beside a scenario: the runs just before and just after it (units/s), and the start-of-run figure `units` replaced */
+  beside?: number[]; start?: number;
+}
 export interface BareRouteFigure { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; rows: number; pool: number; process: 'same' | 'child'; cpuMsPerRequest: number | null }
 
 /** Repository root (this file runs from dist/tools/bench). */
@@ -93,6 +98,52 @@ export const runPgbench = (seconds: number, db: string): Promise<{ out: string; 
       const figures = parsePgbench(out);
       if (code !== 0 && !figures.length) rej(new Error(`baselines/run.sh exited ${code}: ${err.trim().slice(-500)}`));
       else res({ out, figures });
+    });
+  });
+};
+
+/** One baseline of run.sh: its name, pgbench script, clients and units per transaction (parsed from run.sh's `run` lines). */
+export interface BaselineScript { name: string; script: string; clients: number; units: number }
+
+export const baselineScripts = (): BaselineScript[] => {
+  const text = readFileSync(join(root(), 'tools/bench/baselines/run.sh'), 'utf8');
+  const out: BaselineScript[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^run\s+(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s*$/.exec(line.trim());
+    if (m) out.push({ name: m[1], script: m[2], clients: Number(m[3]), units: Number(m[4]) });
+  }
+  return out;
+};
+
+/**
+ * One baseline of run.sh again, alone, on a database run.sh has set up: the figure taken beside a
+ * scenario (just before and just after it), as run.sh would print it. On a shared virtual machine
+ * the CPU's speed moves by half within minutes, so a baseline taken at the start of a long suite
+ * says little about the minute a scenario ran in.
+ */
+export const runOneBaseline = (name: string, seconds: number, db: string): Promise<PgbenchFigure> => {
+  const b = baselineScripts().find((x) => x.name === name);
+  if (!b) return Promise.reject(new Error(`no baseline ${name} in run.sh`));
+  const u = serverUrl();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PGHOST: process.env.PGHOST ?? u.hostname, PGPORT: process.env.PGPORT ?? (u.port || '5432'),
+    PGUSER: process.env.PGUSER ?? (decodeURIComponent(u.username) || 'postgres'),
+    ...(u.password && !process.env.PGPASSWORD ? { PGPASSWORD: decodeURIComponent(u.password) } : {}),
+  };
+  const args = ['-n', '-d', db, '-f', join(root(), 'tools/bench/baselines', b.script), '-c', String(b.clients), '-j', String(b.clients), '-T', String(seconds)];
+  return new Promise((res, rej) => {
+    const child = spawn('pgbench', args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.on('error', rej);
+    child.on('close', (code) => {
+      const m = /^tps = ([0-9.]+)/m.exec(out);
+      if (!m) { rej(new Error(`pgbench ${b.script} exited ${code} without a tps line`)); return; }
+      const tps = Number(m[1]);
+      const figure = { name, tps, units: tps * b.units };
+      process.stderr.write(`[baseline] ${name.padEnd(22)} tps=${tps.toFixed(1).padStart(9)} units/s=${figure.units.toFixed(1).padStart(10)} (beside)\n`);
+      res(figure);
     });
   });
 };

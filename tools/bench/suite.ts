@@ -10,7 +10,7 @@ import { Target, benchProgram, cpuMeter, cpuPerOp, json, steadyStatistics, targe
 import {
   benchProgramBody, connect, enrolMembers, env, fmt, liveTenant, log, now, orderPaid, postEvents, quantile, sleep, waitDrained, waitReadModels,
 } from './ingest';
-import { BareRouteFigure, PgbenchFigure, benchBareRoute, runPgbench, scratchDatabase } from './raw-baselines';
+import { BareRouteFigure, PgbenchFigure, benchBareRoute, runOneBaseline, runPgbench, scratchDatabase } from './raw-baselines';
 
 /**
  * The throughput suite of issue 7 (figures for notes, never asserted by tests): every hot path of
@@ -48,12 +48,18 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runPgbench, scratchData
  *   BENCH_WARMUP_SECONDS   3 [1]       each load runs this long, unmeasured, before it is measured (JIT, caches,
  *                          pools: the figure is the service's steady state, not its first seconds)
  *   BENCH_WARMUP_EVENTS    2000 [500]  ingest: events posted and drained, unmeasured, before the measured ones
+ *   BENCH_BESIDE           1           each scenario's pgbench baseline run again just before and just after it; the ratio
+ *                          divides by their mean (0: by the start-of-run figure). The host's CPU speed moves by half
+ *                          within minutes: a baseline taken minutes earlier is not beside the scenario
  *   BENCH_PERF             0           1: also count the instructions per operation of the service and of PostgreSQL
- *                          (`perf stat`), the figure to compare changes by on a machine whose CPU speed moves
+ *                          (`perf stat`): unmoved by the host's CPU speed, but counting is intrusive on this VM (the
+ *                          throughput about halves, batches get smaller): compare counts only between counted runs
  *   BENCH_OUT              path of the JSON result (default: $TMPDIR/loyalty-bench-<mode>-<time>.json)
  */
 
 const QUICK = env('BENCH_QUICK', 0) > 0;
+/** Each scenario's baseline also run just before and just after it, and the ratio taken against their mean (BENCH_BESIDE=0: off). */
+const BESIDE = env('BENCH_BESIDE', 1) > 0;
 const q = (name: string, full: number, quick: number): number => env(name, QUICK ? quick : full);
 
 const SETTINGS = {
@@ -399,6 +405,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
 interface Row {
   path: string; service: string; baseline: string; ratio: string; floor: string; goal: string; status: string;
   value?: number; unit?: string; baseline_name?: string; baseline_value?: number; ratio_value?: number; p99_ratio?: number; detail?: string; error?: string;
+  baseline_beside?: number[]; baseline_start?: number;
 }
 
 const unitsOf = (pg: PgbenchFigure[], name: string): number | undefined => pg.find((f) => f.name === name)?.units;
@@ -410,10 +417,27 @@ const ratioRow = (path: string, m: Measured, pg: PgbenchFigure[], name: string, 
   const service = `${Math.round(m.value)} ${m.unit}`;
   if (!base) return { path, service, baseline: `${name}: not measured`, ratio: 'n/a', floor: `≥ ${floor}`, goal: goal === null ? '—' : String(goal), status: 'no baseline', value: m.value, unit: m.unit, detail: m.detail };
   const ratio = m.value / base;
+  const f = pg.find((x) => x.name === name);
+  const how = f?.beside ? ` (beside: ${f.beside.map((x) => Math.round(x)).join(' before, ')} after; start of run ${Math.round(f.start ?? NaN)})` : '';
   return {
-    path, service, baseline: `${name}: ${Math.round(base)} ${baselineUnit}`, ratio: fmt(ratio, 3), floor: `≥ ${floor}`, goal: goal === null ? '—' : String(goal),
+    path, service, baseline: `${name}: ${Math.round(base)} ${baselineUnit}${how}`, ratio: fmt(ratio, 3), floor: `≥ ${floor}`, goal: goal === null ? '—' : String(goal),
     status: verdict(ratio >= floor, goal !== null && ratio >= goal), value: m.value, unit: m.unit, baseline_name: name, baseline_value: base, ratio_value: ratio, detail: m.detail,
+    ...(f?.beside ? { baseline_beside: f.beside, baseline_start: f.start } : {}),
   };
+};
+
+/** The pgbench baseline each scenario is divided by (get-member: the bare route; expiry: none). */
+const BASELINE_OF: Partial<Record<ScenarioId, string>> = {
+  ingest: 'b1-ingest-batch100', enrol: 'b6-enrol-c8', redeem: 'b3-redeem-spread-c8', reserve: 'b7-reserve-c8', import: 'b6-enrol-c8',
+};
+
+/**
+ * The figures a scenario's ratio uses: its baseline taken beside it (the mean of the runs just
+ * before and just after it) in place of the start-of-run figure, when both were taken.
+ */
+const besideFigures = (pg: PgbenchFigure[], name: string | undefined, before: number | null, after: number | null): PgbenchFigure[] => {
+  if (!name || before === null || after === null) return pg;
+  return pg.map((f) => (f.name === name ? { ...f, units: (before + after) / 2, beside: [before, after], start: f.units } : f));
 };
 
 const PATHS: Record<ScenarioId, string> = {
@@ -507,7 +531,19 @@ const main = async (): Promise<void> => {
       log(`bare route failed: ${(e as Error).message}`);
     }
   }
-  await scratch?.drop().catch((e: Error) => log(`could not drop ${scratch?.name}: ${e.message}`));
+  // the scenario's own baseline again, just before and just after it (BENCH_BESIDE=0: the start-of-run figures only)
+  const besideDb = BESIDE && pg.length ? scratch : null;
+  if (!besideDb) await scratch?.drop().catch((e: Error) => log(`could not drop ${scratch?.name}: ${e.message}`));
+  const beside = async (id: ScenarioId): Promise<number | null> => {
+    const name = BASELINE_OF[id];
+    if (!besideDb || !name) return null;
+    try {
+      return (await runOneBaseline(name, SETTINGS.baselineSeconds, besideDb.name)).units;
+    } catch (e) {
+      log(`baseline beside ${id} failed: ${(e as Error).message}`);
+      return null;
+    }
+  };
 
   // 3. the service scenarios, each on its own programme (and, standalone, its own app and database)
   const rows: Row[] = [];
@@ -517,10 +553,14 @@ const main = async (): Promise<void> => {
     log(`--- ${id} ---`);
     let t: Target | null = null;
     const s0 = now();
+    const before = await beside(id);
+    let after: number | null = null;
     try {
       t = process.env.BENCH_URL ? (shared ??= await target()) : await target();
       const m = await withTimeout(scenarios[id]({ t, tag }), SETTINGS.scenarioTimeoutS, id);
-      const row = rowFor(id, m, pg, bare);
+      if (t !== shared) { await t.close().catch((e: Error) => log(`closing the ${id} target: ${e.message}`)); t = null; }
+      after = await beside(id);
+      const row = rowFor(id, m, besideFigures(pg, BASELINE_OF[id], before, after), bare);
       rows.push(row);
       log(`${id}: ${row.service} (${m.detail}) → ${row.ratio} ${row.status} [${fmt((now() - s0) / 1000, 0)} s]`);
     } catch (e) {
@@ -533,6 +573,7 @@ const main = async (): Promise<void> => {
   }
   await shared?.close();
   agent.destroy();
+  await besideDb?.drop().catch((e: Error) => log(`could not drop ${besideDb?.name}: ${e.message}`));
 
   // 4. the table, and the JSON for notes
   const load1 = loadavg();
