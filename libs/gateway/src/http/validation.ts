@@ -1,6 +1,10 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { ValidateIf } from 'class-validator';
 import { FieldError, pointer, validation } from '@loyalty/platform';
+import { memoiseValidationMetadata } from './validation-metadata';
+
+// every DTO check of this process (the pipe's and the event checks') looks its rules up once per class
+memoiseValidationMetadata();
 
 /** Flattens class-validator errors into {path, message} with JSON-pointer paths. */
 export const flattenValidationErrors = (errors: ValidationError[], parents: (string | number)[] = []): FieldError[] => {
