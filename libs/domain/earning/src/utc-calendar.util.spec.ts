@@ -45,6 +45,24 @@ describe('parseInstant', () => {
       }),
     );
   });
+
+  it('property: the same as Date.parse with a calendar check, whatever was parsed before (the last instant is remembered)', () => {
+    const dated = fc.record({ y: fc.integer({ min: 1900, max: 2300 }), m: fc.integer({ min: 0, max: 13 }), d: fc.integer({ min: 0, max: 32 }) })
+      .map(({ y, m, d }) => `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}T08:30:00.000Z`);
+    const expected = (iso: string): number | 'throws' => {
+      const [y, m, d] = iso.slice(0, 10).split('-').map(Number);
+      return m >= 1 && m <= 12 && d >= 1 && d <= new Date(Date.UTC(y, m, 0)).getUTCDate() ? Date.parse(iso) : 'throws';
+    };
+    fc.assert(
+      fc.property(fc.array(fc.oneof(dated, isoInstant, fc.constant('')), { minLength: 1, maxLength: 6 }), (list) => {
+        for (const iso of [...list, ...list]) {
+          const want = iso === '' ? 'throws' : expected(iso);
+          if (want === 'throws') expect(() => parseInstant(iso)).toThrow(RangeError);
+          else expect(parseInstant(iso)).toBe(want);
+        }
+      }),
+    );
+  });
 });
 
 describe('daysInMonthUtc', () => {

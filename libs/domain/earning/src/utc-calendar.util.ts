@@ -15,8 +15,16 @@ export const MS_PER_DAY = 86_400_000;
 const ISO_INSTANT =
   /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
+/** Two ASCII digits at `i` as a number (the pattern has checked they are digits). */
+const twoDigits = (s: string, i: number): number => (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
+
+/** The instant parsed last: a fold meets the same instant several times in a row (an order's spend, its earn, its entry). */
+let lastIso = '1970-01-01T00:00:00.000Z';
+let lastMs = 0;
+
 /** Parses an ISO 8601 instant to epoch milliseconds; throws RangeError when it is not one. */
 export function parseInstant(iso: string, name = 'instant'): number {
+  if (iso === lastIso) return lastMs;
   if (typeof iso !== 'string' || !ISO_INSTANT.test(iso)) {
     throw new RangeError(`${name} must be an ISO 8601 instant with a UTC offset, got ${String(iso)}`);
   }
@@ -24,11 +32,15 @@ export function parseInstant(iso: string, name = 'instant'): number {
   if (Number.isNaN(ms)) {
     throw new RangeError(`${name} is not a valid date: ${iso}`);
   }
-  // Date.parse rolls impossible days over (2023-02-30 → 2023-03-02); refuse them instead.
-  const [year, month, day] = iso.slice(0, 10).split('-').map(Number) as [number, number, number];
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonthUtc(year, month - 1)) {
+  // Date.parse rolls impossible days over (2023-02-30 → 2023-03-02); refuse them instead. Every
+  // month has day 28 (no calendar needed below it).
+  const month = twoDigits(iso, 5);
+  const day = twoDigits(iso, 8);
+  if (month < 1 || month > 12 || day < 1 || (day > 28 && day > daysInMonthUtc(Number(iso.slice(0, 4)), month - 1))) {
     throw new RangeError(`${name} is not a valid date: ${iso}`);
   }
+  lastIso = iso;
+  lastMs = ms;
   return ms;
 }
 
