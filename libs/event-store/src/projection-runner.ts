@@ -32,6 +32,8 @@ export interface Projection {
    * this batch.
    */
   discard?(): void;
+  /** Called when a rebuild is about to empty the projection's tables: a projection that remembers rows as written forgets them. */
+  rebuilding?(): void;
 }
 
 /**
@@ -226,6 +228,7 @@ export class ProjectionRunner {
     this.skipTimer = null;
     this.skipTo = null;
     await this.skipWrite;
+    for (const p of this.projections) p.rebuilding?.();
     const client = await this.pool.connect();
     try {
       await client.query('begin');

@@ -5,7 +5,7 @@ import { EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, WireHead, 
 import { MemberEvent, Reservation } from '@loyalty/domain-member';
 import { notFound } from '@loyalty/platform';
 import { REDEMPTION_TENANT_TABLES } from '../redemption.migrations';
-import { RedemptionsProjection } from './redemptions.projection';
+import { RedemptionsProjection, appliedKey } from './redemptions.projection';
 
 /** A row of redemption.reservations. */
 export interface ReservationRow {
@@ -22,7 +22,18 @@ const OWNERS_CACHED = 100_000;
  * (read-your-writes), and who holds a redemption or reservation.
  */
 export class RedemptionRows {
-  readonly projection = new RedemptionsProjection();
+  /**
+   * Events whose rows this process wrote before replying (read-your-writes): the runner, meeting
+   * them moments later, skips them instead of writing the same rows again (an insert that
+   * conflicts, a move that finds nothing to move). Each is taken once; after a restart, past the
+   * bound, or when the runner meets an event before the reply's write is done, the runner simply
+   * applies it again, which changes nothing. A rebuild forgets them all.
+   */
+  private readonly appliedInline = new LRUCache<string, true>({ max: OWNERS_CACHED });
+
+  readonly projection = new RedemptionsProjection({
+    inline: { taken: (key) => this.appliedInline.delete(key), clear: () => this.appliedInline.clear() },
+  });
   /** the read model's runner, once the module has started it */
   runner: ProjectionRunner | null = null;
 
@@ -114,6 +125,8 @@ export class RedemptionRows {
     } finally {
       client.release();
     }
+    // written: the runner need not write them again
+    for (const it of items) for (const e of it.events) this.appliedInline.set(appliedKey(it.streamId, e.type, e.data), true);
     return items.map(() => undefined);
   });
 
