@@ -78,15 +78,20 @@ export const parsePgbench = (out: string): PgbenchFigure[] => {
   return figures;
 };
 
-/** Runs tools/bench/baselines/run.sh `seconds` on database `db` (created by run.sh if missing); returns its output. */
-export const runPgbench = (seconds: number, db: string): Promise<{ out: string; figures: PgbenchFigure[] }> => {
+/** The environment pgbench and psql run with: the benchmark's server (PG* variables given win). */
+const pgbenchEnv = (): NodeJS.ProcessEnv => {
   const u = serverUrl();
-  const env: NodeJS.ProcessEnv = {
+  return {
     ...process.env,
     PGHOST: process.env.PGHOST ?? u.hostname, PGPORT: process.env.PGPORT ?? (u.port || '5432'),
     PGUSER: process.env.PGUSER ?? (decodeURIComponent(u.username) || 'postgres'),
     ...(u.password && !process.env.PGPASSWORD ? { PGPASSWORD: decodeURIComponent(u.password) } : {}),
   };
+};
+
+/** Runs tools/bench/baselines/run.sh `seconds` on database `db` (created by run.sh if missing); returns its output. */
+export const runPgbench = (seconds: number, db: string): Promise<{ out: string; figures: PgbenchFigure[] }> => {
+  const env = pgbenchEnv();
   return new Promise((res, rej) => {
     const child = spawn('bash', [join(root(), 'tools/bench/baselines/run.sh'), String(seconds), db], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -124,13 +129,7 @@ export const baselineScripts = (): BaselineScript[] => {
 export const runOneBaseline = (name: string, seconds: number, db: string): Promise<PgbenchFigure> => {
   const b = baselineScripts().find((x) => x.name === name);
   if (!b) return Promise.reject(new Error(`no baseline ${name} in run.sh`));
-  const u = serverUrl();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PGHOST: process.env.PGHOST ?? u.hostname, PGPORT: process.env.PGPORT ?? (u.port || '5432'),
-    PGUSER: process.env.PGUSER ?? (decodeURIComponent(u.username) || 'postgres'),
-    ...(u.password && !process.env.PGPASSWORD ? { PGPASSWORD: decodeURIComponent(u.password) } : {}),
-  };
+  const env = pgbenchEnv();
   const args = ['-n', '-d', db, '-f', join(root(), 'tools/bench/baselines', b.script), '-c', String(b.clients), '-j', String(b.clients), '-T', String(seconds)];
   return new Promise((res, rej) => {
     const child = spawn('pgbench', args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
