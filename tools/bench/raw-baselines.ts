@@ -108,9 +108,9 @@ export const runPgbench = (seconds: number, db: string): Promise<{ out: string; 
 };
 
 /** One baseline of run.sh: its name, pgbench script, clients and units per transaction (parsed from run.sh's `run` lines). */
-export interface BaselineScript { name: string; script: string; clients: number; units: number }
+interface BaselineScript { name: string; script: string; clients: number; units: number }
 
-export const baselineScripts = (): BaselineScript[] => {
+const baselineScripts = (): BaselineScript[] => {
   const text = readFileSync(join(root(), 'tools/bench/baselines/run.sh'), 'utf8');
   const out: BaselineScript[] = [];
   for (const line of text.split('\n')) {
