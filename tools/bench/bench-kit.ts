@@ -145,6 +145,8 @@ export interface CpuSpent {
   nodeMs: number | null; pgMs: number | null; nodeSystemMs?: number | null;
   /** instructions retired (hardware counter, `perf stat`; BENCH_PERF=1): the figure a busy neighbour does not move */
   nodeInstructions?: number | null; pgInstructions?: number | null;
+  /** CPU of the load generator itself (this process), which shares the machine's cores with the service */
+  clientMs?: number | null;
 }
 
 /**
@@ -194,6 +196,7 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
   };
   const node0 = pid ? procCpuSplit(pid) : null;
   const pg0 = await backends();
+  const client0 = process.cpuUsage();
   const counting = process.env.BENCH_PERF === '1';
   const nodeCount = counting && pid ? instructionCounter([pid]) : null;
   const pgCount = counting ? instructionCounter([...pg0.keys()]) : null;
@@ -201,6 +204,7 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
     stop: async () => {
       const [nodeInstructions, pgInstructions] = await Promise.all([nodeCount?.stop() ?? null, pgCount?.stop() ?? null]);
       const node1 = pid ? procCpuSplit(pid) : null;
+      const client = process.cpuUsage(client0);
       const pg1 = await backends();
       await db?.end().catch(() => undefined);
       let pg = 0;
@@ -210,6 +214,7 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
         nodeSystemMs: node0 && node1 ? (node1.system - node0.system) * 1000 : null,
         pgMs: db && pg1.size ? pg * 1000 : null,
         nodeInstructions, pgInstructions,
+        clientMs: (client.user + client.system) / 1000,
       };
     },
   };
@@ -223,5 +228,6 @@ export const cpuPerOp = (c: CpuSpent, ops: number): string => {
   const mega = (n: number | null | undefined): string | null => (n == null ? null : (n / ops / 1e6).toFixed(3));
   const instructions = [mega(c.nodeInstructions), mega(c.pgInstructions)];
   const counted = instructions.some((x) => x !== null) ? `; instructions per op: service ${instructions[0] ?? '?'} M + PostgreSQL ${instructions[1] ?? '?'} M` : '';
-  return parts.length ? `CPU per op: ${parts.join(' + ')}${counted}` : '';
+  const client = c.clientMs != null ? `; load generator ${(c.clientMs / ops).toFixed(3)} ms` : '';
+  return parts.length ? `CPU per op: ${parts.join(' + ')}${counted}${client}` : '';
 };

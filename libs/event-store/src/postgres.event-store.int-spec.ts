@@ -3,7 +3,7 @@ import { createTestDatabase, eventually, sleep } from '@loyalty/testing';
 import { runEventStoreContract } from './event-store.contract';
 import { RecordedEvent, START, comparePositions } from './event-store.port';
 import type { QueryRunner } from 'typeorm';
-import { EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreJson008_1765300000000, PostgresEventStore } from './postgres.event-store';
+import { EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000, PostgresEventStore } from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
 
 runEventStoreContract('PostgreSQL', async () => {
@@ -26,6 +26,29 @@ runEventStoreContract('PostgreSQL', async () => {
 });
 
 describe('PostgresEventStore specifics', () => {
+  it('the small appends plan their statements once per connection (generic plans), and the migration down restores the default', async () => {
+    const db = await createTestDatabase('es_plans', { migrations: EVENT_STORE_MIGRATIONS });
+    const settings = async () => (await db.pool.query<{ proname: string; cfg: string[] }>(
+      `select proname, coalesce(proconfig, '{}') as cfg from pg_proc where pronamespace = 'es'::regnamespace and proname in ('append_events', 'append_few') order by proname`)).rows;
+    try {
+      expect(await settings()).toEqual([
+        { proname: 'append_events', cfg: ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'] },
+        { proname: 'append_few', cfg: ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'] },
+      ]);
+      // still appends and finds duplicates with the generic plans: the same two-event append twice
+      const store = new PostgresEventStore(db.pool, 50);
+      const events = [{ id: randomUUID(), type: 'A', data: {} }, { id: randomUUID(), type: 'B', data: {} }];
+      const first = await store.append('plans-1', events, 'no_stream');
+      const again = await store.append('plans-1', events, 'no_stream');
+      expect(again.nextRevision).toBe(first.nextRevision);
+      await store.close();
+      await new EventStorePlans009_1765500000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
+      expect((await settings()).map((r) => r.cfg)).toEqual([['enable_seqscan=off'], ['enable_seqscan=off']]);
+    } finally {
+      await db.drop();
+    }
+  });
+
   it('subscriptions started in the same tick share one LISTEN connection, and close() returns it to the pool', async () => {
     const db = await createTestDatabase('es_listen', { migrations: EVENT_STORE_MIGRATIONS, poolMax: 4 });
     try {

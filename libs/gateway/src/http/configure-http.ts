@@ -10,11 +10,12 @@ import { sendProblem } from './problem-response';
 import { accessLog } from './access-log';
 import { inspectBody, nulInUrl } from './nul-guard';
 import { redactUrl } from './redact';
+import { BODY_LIMIT_BYTES, readPlainJsonBody } from './plain-json-body';
 
 // body-parser's JSON reader, as the Express app used it: the same charsets (any utf-*, through
 // iconv), Content-Encodings (gzip, deflate, br), limit and empty-body rule (`{}`), byte for byte
 const bodyParser = require('body-parser') as {
-  json(options: { limit: string; type: () => boolean; strict: boolean }): (req: IncomingMessage, res: ServerResponse | null, next: (err?: { type?: string }) => void) => void;
+  json(options: { limit: string | number; type: () => boolean; strict: boolean }): (req: IncomingMessage, res: ServerResponse | null, next: (err?: { type?: string }) => void) => void;
 };
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -62,11 +63,11 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
 
   // Bodies: JSON under any Content-Type (or none), on every method but GET and HEAD (and a DELETE
   // without Content-Length); a bare JSON value (`"x"`, `42`) is the body; an empty one is `{}`.
-  const json = bodyParser.json({ limit: '1mb', type: () => true, strict: false });
+  const json = bodyParser.json({ limit: BODY_LIMIT_BYTES, type: () => true, strict: false });
   const readBody = (request: FastifyRequest, done: (err: Error | null, body?: unknown) => void): void => {
     if (request.method === 'DELETE' && !request.headers['content-length']) return done(null, undefined);
     const raw = request.raw as IncomingMessage & { body?: unknown };
-    json(raw, null, (err?: { type?: string }) => {
+    const parsed = (err?: { type?: string } | null): void => {
       if (!err) {
         const bad = inspectBody(raw.body);
         if (bad === null) return done(null, raw.body);
@@ -74,7 +75,10 @@ export const configureHttp = (app: INestApplication, config: AppConfig): void =>
       }
       if (err.type === 'entity.too.large') return done(atEdge(request, problem('payload-too-large', 'The body is larger than 1 MiB')));
       return done(atEdge(request, problem('malformed-json', 'The body is not valid JSON')));
-    });
+    };
+    // the common case (a UTF-8 JSON body with its length) without body-parser's machinery; the same result
+    if (readPlainJsonBody(raw, (err, body) => { if (!err) raw.body = body; parsed(err); })) return;
+    json(raw, null, parsed);
   };
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', (request: FastifyRequest, _payload: unknown, done: (err: Error | null, body?: unknown) => void) => readBody(request, done));
