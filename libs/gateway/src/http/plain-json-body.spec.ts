@@ -3,7 +3,6 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { BODY_LIMIT_BYTES, readPlainJsonBody } from './plain-json-body';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const bodyParser = require('body-parser') as { json(o: object): (req: IncomingMessage, res: null, next: (err?: { type?: string }) => void) => void };
 const viaBodyParser = bodyParser.json({ limit: BODY_LIMIT_BYTES, type: () => true, strict: false });
 
