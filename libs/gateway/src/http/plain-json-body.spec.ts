@@ -8,7 +8,7 @@ const viaBodyParser = bodyParser.json({ limit: BODY_LIMIT_BYTES, type: () => tru
 
 type Outcome = { ok: true; body: string } | { ok: false; tooLarge: boolean };
 
-/** A request stream with headers, its body sent in the given chunks (then ended, or not when `short`). */
+/** A request stream with headers, its body sent in the given chunks, then ended. */
 const request = (headers: Record<string, string>, chunks: Buffer[]): IncomingMessage => {
   const s = new PassThrough() as unknown as IncomingMessage & PassThrough;
   (s as { headers: Record<string, string> }).headers = headers;
