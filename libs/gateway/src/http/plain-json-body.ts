@@ -31,8 +31,9 @@ export const readPlainJsonBody = (raw: IncomingMessage, done: (err: BodyError | 
   if (declared === undefined || !DECIMAL.test(declared)) return false;
   const length = Number(declared);
   if (length === 0 || length > BODY_LIMIT_BYTES) return false;
-  // a body already read (or a request already over) goes to body-parser, which knows what to do with it
-  if (raw.complete || raw.readableEnded) return false;
+  // a body someone already read goes to body-parser, which knows what to do with it (one that has
+  // arrived but is unread is still emitted to the listeners below)
+  if (raw.readableEnded) return false;
 
   const chunks: Buffer[] = [];
   let received = 0;
