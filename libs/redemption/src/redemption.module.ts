@@ -27,8 +27,8 @@ import { VouchersService } from './vouchers/vouchers.service';
       useFactory: (m: MemberSpending, rows: RedemptionRows, programs: ProgramStore, bus: CommandBus) => new ReservationsService(m, rows, programs, bus),
     },
     {
-      provide: ExpirySweeper, inject: [MemberSpending, ProgramStore, PG_POOL],
-      useFactory: (m: MemberSpending, programs: ProgramStore, pool: Pool) => new ExpirySweeper(m, programs, pool),
+      provide: ExpirySweeper, inject: [MemberSpending, ProgramStore, PG_POOL, RedemptionRows],
+      useFactory: (m: MemberSpending, programs: ProgramStore, pool: Pool, rows: RedemptionRows) => new ExpirySweeper(m, programs, pool, rows),
     },
   ],
   exports: [RedemptionRows, MemberSpending, VouchersService, ReservationsService, ExpirySweeper],

@@ -16,11 +16,12 @@ import { ExpirySweeper } from './expiry.sweeper';
 const replica = async (db: TestDatabase) => {
   const store = new PostgresEventStore(db.pool, 50);
   const handler = new CommandHandler(store);
-  const spending = new MemberSpending(handler, new RedemptionRows(db.pool, store));
+  const rows = new RedemptionRows(db.pool, store);
+  const spending = new MemberSpending(handler, rows);
   const runner = new ProjectionRunner(store, db.pool, new RedemptionsProjection());
   await runner.start();
   const settle = async (p: Position | null | undefined) => { if (p) { store.poke(); await runner.waitFor(p); } };
-  return { store, handler, runner, settle, sweeper: new ExpirySweeper(spending, new ProgramStore(db.pool), db.pool), stop: async () => { await runner.stop(); await store.close(); } };
+  return { store, handler, runner, settle, sweeper: new ExpirySweeper(spending, new ProgramStore(db.pool), db.pool, rows), stop: async () => { await runner.stop(); await store.close(); } };
 };
 
 describe('redemption read model and expiry sweep (PostgreSQL)', () => {

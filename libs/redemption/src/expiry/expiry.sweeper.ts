@@ -4,6 +4,7 @@ import { newId } from '@loyalty/platform';
 import { Pool } from 'pg';
 import { ProgramStore } from '@loyalty/programs';
 import { MemberSpending } from '../member-spending';
+import type { RedemptionRows } from '../projections/redemption-rows';
 
 /** Advisory lock class of the sweep; the second key is the tenant's hash. */
 const SWEEP_LOCK = 7412101;
@@ -20,7 +21,12 @@ export interface SweepResult { tenant: string; vouchers_expired: number; reserva
  */
 export class ExpirySweeper {
   private readonly log = new Logger('ExpirySweeper');
-  constructor(private readonly spending: MemberSpending, private readonly programs: ProgramStore, private readonly pool: Pool) {}
+  constructor(
+    private readonly spending: MemberSpending,
+    private readonly programs: ProgramStore,
+    private readonly pool: Pool,
+    private readonly rows: Pick<RedemptionRows, 'catchUp'>,
+  ) {}
 
   /**
    * Sweeps one tenant. `wait`: block until another replica's sweep of the tenant ends (a test clock
@@ -56,6 +62,8 @@ export class ExpirySweeper {
   }
 
   private async sweepLocked(tenant: string): Promise<{ vouchers_expired: number; reservations_expired: number }> {
+    // reservations' rows are the runner's to write: every reservation opened so far is listed
+    await this.rows.catchUp();
     const now = await this.programs.now(tenant);
     const at = now.toISOString();
     let vouchers = 0;
