@@ -42,7 +42,7 @@ export class RedemptionModule implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     // the runner applies every writer's events (erasure, order events confirming a reservation);
-    // this service's commands also apply their own at once (RedemptionRows.project)
+    // this service's commands also apply their own voucher events at once (RedemptionRows.project)
     await this.rows.start();
     // the periodic sweep of every tenant; a sandbox clock move also sweeps at once (admin plane)
     this.timer = setInterval(() => {

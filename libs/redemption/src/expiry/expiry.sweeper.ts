@@ -26,6 +26,8 @@ export class ExpirySweeper {
     private readonly programs: ProgramStore,
     private readonly pool: Pool,
     private readonly rows: Pick<RedemptionRows, 'catchUp'>,
+    /** due rows read per page (tests use small pages) */
+    private readonly pageSize = BATCH,
   ) {}
 
   /**
@@ -62,21 +64,23 @@ export class ExpirySweeper {
   }
 
   private async sweepLocked(tenant: string): Promise<{ vouchers_expired: number; reservations_expired: number }> {
-    // reservations' rows are the runner's to write: every reservation opened so far is listed
-    await this.rows.catchUp();
     const now = await this.programs.now(tenant);
     const at = now.toISOString();
     let vouchers = 0;
     let reservations = 0;
     const seen = new Set<string>();
     for (;;) {
+      // reservations' rows are the runner's to write: before each page it has every reservation
+      // opened so far, and has moved the ones the pages before expired (else a page of 500 already
+      // decided on would come back, all seen, and end the sweep early)
+      await this.rows.catchUp();
       const { rows } = await this.pool.query<{ kind: 'voucher' | 'reservation'; id: string; member_id: string }>(
         `(select 'voucher' as kind, id, member_id, expires_at from redemption.redemptions
             where tenant = $1 and status = 'created' and expires_at is not null and expires_at <= $2 order by expires_at limit $3)
          union all
          (select 'reservation' as kind, id, member_id, expires_at from redemption.reservations
             where tenant = $1 and status = 'open' and expires_at <= $2 order by expires_at limit $3)`,
-        [tenant, now, BATCH]);
+        [tenant, now, this.pageSize]);
       // rows this sweep already decided on but the read model still shows open are not retried
       const due = rows.filter((r) => !seen.has(r.id));
       if (!due.length) break;
