@@ -121,6 +121,29 @@ export const procCpuSplit = (pid: number): { total: number; system: number } | n
 };
 const CLOCK_TICKS = 100;
 
+/** A thread's scheduler statistics (Linux `/proc/<pid>/task/<tid>/schedstat`): ns on a core, ns runnable and waiting for one. */
+export interface SchedStat { runNs: number; waitNs: number }
+
+/** The main thread's scheduler statistics of process `pid` (its thread id is its pid); null elsewhere than Linux. */
+export const mainThreadSched = (pid: number): SchedStat | null => {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { runNs: run, waitNs: wait } : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Shares of a window of `wallNs` the thread spent on a core and waiting for one (whole percent);
+ * the rest it was blocked, with nothing to do (waiting for PostgreSQL or the network). Waiting for a
+ * core means the machine is saturated: only less CPU per operation helps then, not more concurrency.
+ */
+export const schedShares = (before: SchedStat, after: SchedStat, wallNs: number): { running: number; waiting: number } => ({
+  running: Math.round((100 * (after.runNs - before.runNs)) / wallNs),
+  waiting: Math.round((100 * (after.waitNs - before.waitNs)) / wallNs),
+});
+
 /**
  * Statistics for the tables the warm-up filled, before the measured window. A fresh benchmark
  * database starts with empty read-model tables; a prepared statement's generic plan made while a
@@ -147,6 +170,8 @@ export interface CpuSpent {
   nodeInstructions?: number | null; pgInstructions?: number | null;
   /** CPU of the load generator itself (this process), which shares the machine's cores with the service */
   clientMs?: number | null;
+  /** the service's main thread over the window (standalone child only): % on a core, % waiting for one */
+  mainThread?: { running: number; waiting: number } | null;
 }
 
 /**
@@ -195,6 +220,8 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
     return m;
   };
   const node0 = pid ? procCpuSplit(pid) : null;
+  const sched0 = pid ? mainThreadSched(pid) : null;
+  const wall0 = process.hrtime.bigint();
   const pg0 = await backends();
   const client0 = process.cpuUsage();
   const counting = process.env.BENCH_PERF === '1';
@@ -204,6 +231,8 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
     stop: async () => {
       const [nodeInstructions, pgInstructions] = await Promise.all([nodeCount?.stop() ?? null, pgCount?.stop() ?? null]);
       const node1 = pid ? procCpuSplit(pid) : null;
+      const sched1 = pid ? mainThreadSched(pid) : null;
+      const wallNs = Number(process.hrtime.bigint() - wall0);
       const client = process.cpuUsage(client0);
       const pg1 = await backends();
       await db?.end().catch(() => undefined);
@@ -215,6 +244,7 @@ export const cpuMeter = async (t: Target): Promise<{ stop: () => Promise<CpuSpen
         pgMs: db && pg1.size ? pg * 1000 : null,
         nodeInstructions, pgInstructions,
         clientMs: (client.user + client.system) / 1000,
+        mainThread: sched0 && sched1 ? schedShares(sched0, sched1, wallNs) : null,
       };
     },
   };
@@ -229,5 +259,6 @@ export const cpuPerOp = (c: CpuSpent, ops: number): string => {
   const instructions = [mega(c.nodeInstructions), mega(c.pgInstructions)];
   const counted = instructions.some((x) => x !== null) ? `; instructions per op: service ${instructions[0] ?? '?'} M + PostgreSQL ${instructions[1] ?? '?'} M` : '';
   const client = c.clientMs != null ? `; load generator ${(c.clientMs / ops).toFixed(3)} ms` : '';
-  return parts.length ? `CPU per op: ${parts.join(' + ')}${counted}${client}` : '';
+  const main = c.mainThread ? `; service main thread on a core ${c.mainThread.running} %, waiting for one ${c.mainThread.waiting} %` : '';
+  return parts.length ? `CPU per op: ${parts.join(' + ')}${counted}${client}${main}` : '';
 };
