@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { Pool, PoolClient } from 'pg';
 import { memberStreamId } from '@loyalty/contracts';
-import { EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, WireHead, wipeTenantRows } from '@loyalty/event-store';
+import { EventStore, GroupCommitter, ProjectionRunner, RecordedEvent, WireHead, catchUpReadModels, wipeTenantRows } from '@loyalty/event-store';
 import { MemberEvent, Reservation } from '@loyalty/domain-member';
 import { notFound } from '@loyalty/platform';
 import { REDEMPTION_TENANT_TABLES } from '../redemption.migrations';
@@ -70,23 +70,18 @@ export class RedemptionRows {
     if (known) return known;
     const find = async () => (await this.pool.query<{ member_id: string }>(
       `select member_id from redemption.${table} where tenant = $1 and id = $2`, [tenant, id])).rows[0]?.member_id ?? null;
-    const owner = (await find()) ?? (table === 'reservations' && (await this.catchUp()) ? await find() : null);
+    const owner = (await find()) ?? (table === 'reservations' && this.runner ? (await this.catchUp(), await find()) : null);
     if (owner) this.rememberOwner(tenant, id, owner);
     return owner;
   }
 
   /**
-   * Waits until the runner has applied every event the store holds now (read-your-writes for the
-   * rows it alone writes: reservations); false when there is no runner or it did not get there in time.
+   * Before a read of the rows the runner alone writes (reservations): the house's read-your-writes
+   * catch-up (every event committed so far, by any process); after `timeoutMs` the read proceeds on
+   * what is there.
    */
-  async catchUp(timeoutMs = 10_000): Promise<boolean> {
-    if (!this.runner) return false;
-    try {
-      await this.runner.waitFor(await this.store.headPosition(), timeoutMs);
-      return true;
-    } catch {
-      return false;
-    }
+  catchUp(timeoutMs = 10_000): Promise<void> {
+    return catchUpReadModels(this.store, this.runner ? [this.runner] : [], timeoutMs);
   }
 
   /** A reservation's row (what is left of it once the member state no longer holds it); 404 when there is none. */
