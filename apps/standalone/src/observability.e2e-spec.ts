@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Server, createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { eventually } from '@loyalty/testing';
+import { eventually, freePort } from '@loyalty/testing';
 import { TestApp, freshDatabaseUrl, httpClient, startTestApp } from './testing/harness';
 import { parseMetrics, sample } from './testing/metrics-text';
 
@@ -12,14 +12,6 @@ import { parseMetrics, sample } from './testing/metrics-text';
  * UTC time and the request id of its request; /metrics carries the numbers that matter and they move;
  * /readyz fails while a projection lags behind the log by more than the configured limit.
  */
-
-const freePort = async (): Promise<number> => {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-};
 
 describe('JSON logs (the built standalone process)', () => {
   let child: ChildProcess | undefined;

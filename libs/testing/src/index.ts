@@ -3,4 +3,5 @@ export * from './eventually';
 export * from './kafka';
 export * from './fake-eventstoredb.client';
 export * from './private-infra';
+export * from './ports';
 export * from './table-scans';

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePortBlock } from './ports';
 
 /**
  * Private infrastructure for fault tests: a PostgreSQL cluster and a Kafka broker of the test's
@@ -13,14 +13,6 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..', '..');
-
-export const freePort = async (): Promise<number> => {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as { port: number };
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-};
 
 const pgBin = (): string => {
   const base = '/usr/lib/postgresql';
@@ -52,7 +44,7 @@ export const startPrivatePostgres = async (): Promise<PrivatePostgres> => {
     chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
   }
   const as = (cmd: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', cmd, ...args]) : run(cmd, args));
-  const port = await freePort();
+  const port = await freePortBlock(1);
   const data = join(dir, 'data');
   await as(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const ctl = (args: string[]) => as(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), ...args]);
@@ -81,14 +73,26 @@ export interface PrivateKafka {
 /** A single-node KRaft broker from tools/kafka (jars fetched once into its own KAFKA_HOME) on free ports. */
 export const startPrivateKafka = async (): Promise<PrivateKafka> => {
   const home = mkdtempSync(join(tmpdir(), 'loyalty-kafka-'));
-  const port = await freePort();
-  const env = { ...process.env, KAFKA_HOME: home, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(await freePort()), KAFKA_PARTITIONS: '4', KAFKA_READY_TIMEOUT: '300' };
-  const sh = (script: string, timeout = 330_000) => run('bash', [join(root, 'tools/kafka', script)], { env, cwd: root, timeout });
+  // client port and controller port side by side, below the ephemeral range (see ./ports)
+  let port = await freePortBlock(2);
+  const env = (): NodeJS.ProcessEnv => ({ ...process.env, KAFKA_HOME: home, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(port + 1), KAFKA_PARTITIONS: '4', KAFKA_READY_TIMEOUT: '300' });
+  const sh = (script: string, timeout = 330_000) => run('bash', [join(root, 'tools/kafka', script)], { env: env(), cwd: root, timeout });
   const pid = (): number | null => {
     try { return Number(readFileSync(join(home, 'kafka.pid'), 'utf8').trim()) || null; } catch { return null; }
   };
   const alive = (p: number) => { try { process.kill(p, 0); return true; } catch { return false; } };
-  await sh('start.sh');
+  // the first start may still find a port taken by another suite's server since it was found free:
+  // a new block then (never on a restart, whose clients know the port)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sh('start.sh');
+      break;
+    } catch (e) {
+      const taken = /already in use|is in use/.test(String((e as { stderr?: string }).stderr ?? e));
+      if (!taken || attempt === 3) throw e;
+      port = await freePortBlock(2);
+    }
+  }
   return {
     brokers: `127.0.0.1:${port}`,
     kill: async () => {

@@ -1,9 +1,9 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePortBlock } from '@loyalty/testing';
 import { freshDatabaseUrl } from './harness';
 
 const run = promisify(execFile);
@@ -73,26 +73,6 @@ const lockTopology = async (timeoutMs = 900_000): Promise<() => void> => {
   return () => child.stdin?.end();
 };
 
-/**
- * A gateway port followed by five free service ports, below Linux's ephemeral range (32768…): a
- * port in that range can be taken by any outgoing connection while a test restarts the process
- * that listens on it (EADDRINUSE).
- */
-const freePortBlock = async (): Promise<number> => {
-  const free = (port: number) => new Promise<boolean>((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
-  });
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 21_000 + Math.floor(Math.random() * 1_100) * 10;
-    let ok = true;
-    for (let p = base; p < base + 6 && ok; p++) ok = await free(p);
-    if (ok) return base;
-  }
-  throw new Error('no block of 6 free ports found between 21000 and 32000');
-};
-
 /** Running (a zombie waiting for its reaper counts as dead). */
 const isAlive = (pid: number): boolean => {
   try {
@@ -150,7 +130,7 @@ export const startDistributed = async (options: DistributedOptions = {}): Promis
     db = await freshDatabaseUrl('dist');
     const state = mkdtempSync(join(tmpdir(), 'loyalty-dist-'));
     writeFileSync(join(state, 'owner'), String(process.pid));
-    const port = await freePortBlock();
+    const port = await freePortBlock(6); // a gateway port followed by five service ports
     const adminToken = `adm_dist_${port}`;
     env = {
       ...process.env, DATABASE_URL: db.url, PORT: String(port), LOYALTY_ADMIN_TOKEN: adminToken, DIST_STATE_DIR: state, SKIP_BUILD: '1',
