@@ -16,7 +16,7 @@ import { VouchersService } from './vouchers/vouchers.service';
   controllers: [RedemptionMessages],
   providers: [
     { provide: RedemptionRows, inject: [PG_POOL, EVENT_STORE], useFactory: (pool: Pool, store: EventStore) => new RedemptionRows(pool, store) },
-    { provide: MemberSpending, inject: [COMMAND_HANDLER, RedemptionRows], useFactory: (handler: CommandHandler, rows: RedemptionRows) => new MemberSpending(handler, rows) },
+    { provide: MemberSpending, inject: [COMMAND_HANDLER], useFactory: (handler: CommandHandler) => new MemberSpending(handler) },
     // the use cases, each given only what it uses
     {
       provide: VouchersService, inject: [MemberSpending, RedemptionRows, ProgramStore, COMMAND_BUS, PG_POOL],
@@ -41,8 +41,8 @@ export class RedemptionModule implements OnApplicationBootstrap, OnApplicationSh
   constructor(private readonly rows: RedemptionRows, private readonly sweeper: ExpirySweeper, @Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    // the runner applies every writer's events (erasure, order events confirming a reservation);
-    // this service's commands also apply their own voucher events at once (RedemptionRows.project)
+    // the runner alone writes the rows, from every writer's events (this service's commands, erasure,
+    // order events confirming a reservation); look-ups catch it up on a miss (RedemptionRows)
     await this.rows.start();
     // the periodic sweep of every tenant; a sandbox clock move also sweeps at once (admin plane)
     this.timer = setInterval(() => {

@@ -17,7 +17,7 @@ const replica = async (db: TestDatabase) => {
   const store = new PostgresEventStore(db.pool, 50);
   const handler = new CommandHandler(store);
   const rows = new RedemptionRows(db.pool, store);
-  const spending = new MemberSpending(handler, rows);
+  const spending = new MemberSpending(handler);
   const runner = new ProjectionRunner(store, db.pool, new RedemptionsProjection());
   await runner.start();
   const settle = async (p: Position | null | undefined) => { if (p) { store.poke(); await runner.waitFor(p); } };
@@ -135,21 +135,25 @@ describe('redemption read model and expiry sweep (PostgreSQL)', () => {
     expect(after.reservations).toEqual(before.reservations);
   });
 
-  it("sweeps page after page of reservations whose rows only the runner writes (each page's moves are in before the next is read)", async () => {
+  it("sweeps page after page of vouchers and reservations whose rows only the runner writes (each page's moves are in before the next is read)", async () => {
     // a replica whose read-model runner is RedemptionRows' own (as in the service), reading pages of 5
     const rows = new RedemptionRows(db.pool, a.store);
     await rows.start();
     try {
-      const sweeper = new ExpirySweeper(new MemberSpending(a.handler, rows), new ProgramStore(db.pool), db.pool, rows, 5);
+      const sweeper = new ExpirySweeper(new MemberSpending(a.handler), new ProgramStore(db.pool), db.pool, rows, 5);
       const now = await new ProgramStore(db.pool).now(tenant);
       const due = new Date(now.getTime() - 1000).toISOString();
       const members = await Promise.all(Array.from({ length: 4 }, () => newMember(10_000)));
       const opened: string[] = [];
+      const issued: string[] = [];
       for (const m of members) for (let i = 0; i < 3; i++) opened.push(await reservation(m, 100, due));
-      expect(await sweeper.sweep(tenant)).toMatchObject({ reservations_expired: 12 });
+      for (const m of members) for (let i = 0; i < 2; i++) issued.push(await voucher(m, 100, due));
+      expect(await sweeper.sweep(tenant)).toMatchObject({ reservations_expired: 12, vouchers_expired: 8 });
       await rows.catchUp();
       const { rows: after } = await db.pool.query<{ status: string }>('select status from redemption.reservations where id = any($1::text[])', [opened]);
       expect(after.map((r) => r.status)).toEqual(opened.map(() => 'expired'));
+      const { rows: gone } = await db.pool.query<{ status: string }>('select status from redemption.redemptions where id = any($1::text[])', [issued]);
+      expect(gone.map((r) => r.status)).toEqual(issued.map(() => 'expired'));
     } finally {
       await rows.stop();
     }

@@ -13,17 +13,6 @@ const HANDLED = ['VoucherIssued', 'VoucherUsed', 'VoucherRestored', 'Reservation
  * Every write is conditional on the status it moves from, so replaying an event changes nothing.
  */
 export class RedemptionsProjection implements Projection {
-  /**
-   * `inline`: the events whose rows the redemption service already wrote itself before replying
-   * (RedemptionRows.project): `taken(key)` is true, once, for such an event, and the runner then has
-   * nothing to write for it; `clear()` forgets them all (a rebuild empties the tables).
-   */
-  constructor(private readonly opts: { inline?: { taken: (key: string) => boolean; clear: () => void } } = {}) {}
-
-  rebuilding(): void {
-    this.opts.inline?.clear();
-  }
-
   readonly name = 'redemption.redemptions';
   readonly filter = { streamPrefixes: [STREAM_PREFIX.member], eventTypes: [...HANDLED] as string[] };
   readonly tables = ['redemption.redemptions', 'redemption.reservations'];
@@ -73,7 +62,6 @@ export class RedemptionsProjection implements Projection {
   }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
-    if (this.opts.inline?.taken(appliedKey(event.streamId, event.type, event.data))) return;
     const ids = parseMemberStreamId(event.streamId);
     if (!ids) return;
     const { tenant, memberId } = ids;
@@ -103,12 +91,6 @@ export class RedemptionsProjection implements Projection {
   }
 }
 
-
-/** What names one handled event of a member stream: its type and its redemption or reservation (each moves once per status). */
-export const appliedKey = (streamId: string, type: string, data: unknown): string => {
-  const d = data as { redemption_id?: string; reservation_id?: string };
-  return `${streamId}|${type}|${d.redemption_id ?? d.reservation_id ?? ''}`;
-};
 
 /** The rows a batch issues and opens, prepared (inserts whose only read is their conflict index). */
 const INSERT_REDEMPTIONS_SQL = prepared('redemptions_insert',

@@ -64,7 +64,6 @@ export class ReservationsService {
       // the response the first call gave
       return { view: { ...reservationView(r, memberId), status: 'open' as const, order_ref: null, ledger_entry_id: null }, replay: true };
     });
-    if (out.replay) await this.rows.projectRecorded(tenant, memberId, out.view.id);
     return out.view;
   }
 

@@ -77,7 +77,7 @@ export class VouchersService {
         result: redemptionId,
       };
     }, (s, id) => {
-      crashPoint('redemption.create:after-append'); // test-only hook (after the append, before the read model and the reply), inert unless LOYALTY_CRASH_POINT names it
+      crashPoint('redemption.create:after-append'); // test-only hook (after the append, before the reply), inert unless LOYALTY_CRASH_POINT names it
       const v = s.vouchers.get(id)!;
       this.rows.rememberOwner(tenant, id, memberId);
       if (id === redemptionId) return { view: redemptionView(v, memberId), replay: false };
@@ -87,7 +87,6 @@ export class VouchersService {
       }
       return { view: original, replay: true };
     });
-    if (out.replay) await this.rows.projectRecorded(tenant, memberId, out.view.id);
     return out.view;
   }
 
@@ -145,15 +144,14 @@ export class VouchersService {
 
   /** GET /v1/redemptions?code=: the redemption, its owner and whether it can still be used now. */
   async byCode(tenant: string, code: string): Promise<RedemptionView & { valid: boolean }> {
-    const { rows } = await this.pool.query<{ id: string; member_id: string }>(
-      'select id, member_id from redemption.redemptions where tenant = $1 and code = $2 order by created_at limit 1', [tenant, code.trim().toUpperCase()]);
-    if (!rows.length) throw notFound('voucher code');
-    const [s, now] = await Promise.all([this.spending.load(tenant, rows[0].member_id), this.programs.now(tenant)]);
-    const v = s.vouchers.get(rows[0].id);
+    const found = await this.rows.byCode(tenant, code.trim().toUpperCase());
+    if (!found) throw notFound('voucher code');
+    const [s, now] = await Promise.all([this.spending.load(tenant, found.member_id), this.programs.now(tenant)]);
+    const v = s.vouchers.get(found.id);
     // resolved past the member state's retention: the read model's row, no longer valid
-    if (!v) return { ...rowView(await this.row(tenant, rows[0].id)), valid: false };
+    if (!v) return { ...rowView(await this.row(tenant, found.id)), valid: false };
     const valid = v.status === 'created' && (v.expires_at === null || now.getTime() < Date.parse(v.expires_at));
-    return { ...redemptionView(v, rows[0].member_id), valid };
+    return { ...redemptionView(v, found.member_id), valid };
   }
 
   /** The member holding a redemption: remembered by this process, else its read model row. */
