@@ -52,6 +52,21 @@ describe('due items read model (PostgreSQL)', () => {
     expect(await rows(m)).toEqual([{ kind: 'inactive', due_at: '2026-02-03T00:00:00.000Z' }]);
   });
 
+  it('activity within the same ten minutes leaves the inactivity row as it is; a later step moves it (rounded down, never past the activity)', async () => {
+    const m = newId('M');
+    await runner.waitFor(await append(m, [created(m, '2026-01-01T00:00:00.000Z'), earned(100, '2026-01-02T10:01:30.000Z')]));
+    expect(await rows(m)).toEqual([{ kind: 'inactive', due_at: '2026-01-02T10:00:00.000Z' }]);
+    // the row's version shows whether a later batch wrote it again
+    const version = async () => (await db.pool.query<{ xmin: string }>('select xmin::text from ledger.due_items where tenant = $1 and member_id = $2', [tenant, m])).rows[0].xmin;
+    const first = await version();
+    await runner.waitFor(await append(m, [earned(10, '2026-01-02T10:07:00.000Z')]));
+    await runner.waitFor(await append(m, [earned(10, '2026-01-02T10:09:59.999Z')]));
+    expect(await rows(m)).toEqual([{ kind: 'inactive', due_at: '2026-01-02T10:00:00.000Z' }]);
+    expect(await version()).toBe(first);
+    await runner.waitFor(await append(m, [earned(10, '2026-01-02T10:10:00.001Z')]));
+    expect(await rows(m)).toEqual([{ kind: 'inactive', due_at: '2026-01-02T10:10:00.000Z' }]);
+  });
+
   it('a kind no longer due is dropped: a member who holds no points has no inactivity row', async () => {
     const m = newId('M');
     await runner.waitFor(await append(m, [created(m, '2026-01-01T00:00:00.000Z'), earned(100, '2026-01-02T00:00:00.000Z')]));

@@ -9,12 +9,26 @@ export type DueKind = 'release' | 'expire' | 'inactive' | 'tier' | 'anonymise';
 export interface DueItem { kind: DueKind; entry_id: string; due_at: string }
 
 /**
+ * The inactivity row's step: the last activity rounded DOWN to it. Every earn and every redemption
+ * moves the last activity, and a row that followed it exactly was rewritten for nearly every event
+ * of every active member (the largest of the read models' statements in the redemption and ingest
+ * benchmarks). Rounded down, the row moves at most once per step and a member is found by the
+ * sweep at most one step before its deadline, as early as a row can ever be read: the sweep decides
+ * from the member's state (`decideSweep`), which expires nothing before the real deadline, and
+ * looks at the member again on its later runs within that step. Never later than the deadline.
+ */
+export const INACTIVITY_STEP_MS = 10 * 60_000;
+const inactivityRowAt = (lastActivity: string): string =>
+  new Date(Math.floor(Date.parse(lastActivity) / INACTIVITY_STEP_MS) * INACTIVITY_STEP_MS).toISOString();
+
+/**
  * What of a member falls due, as a pure function of its state, one row per kind at its EARLIEST
  * instant (the sweep decides everything due for a member at once, so it only needs to find the
  * member): pending `return_window` earns (at `release_at`), lots with a date (at `expires_at`), the
- * inactivity clock (at the last activity; the programme's `days` are added by the sweep, so a
- * settings change needs no rebuild) and the tier review. Nothing for an erased member. At most
- * five rows whatever the member's history, so keeping them costs the same at 10 or 10,000 entries.
+ * inactivity clock (at the last activity, rounded down to INACTIVITY_STEP_MS; the programme's
+ * `days` are added by the sweep, so a settings change needs no rebuild) and the tier review.
+ * Nothing for an erased member. At most five rows whatever the member's history, so keeping them
+ * costs the same at 10 or 10,000 entries.
  */
 export const dueItemsOf = (s: MemberAggregate): DueItem[] => {
   // an erased member: only its anonymisation (the programme's erasure grace is added by the sweep)
@@ -32,7 +46,7 @@ export const dueItemsOf = (s: MemberAggregate): DueItem[] => {
   const holding = holdsLots(s);
   const expire = firstDatedLot(s);
   if (expire) items.push({ kind: 'expire', entry_id: '', due_at: expire.expires_at! });
-  if (holding && s.last_activity_at) items.push({ kind: 'inactive', entry_id: '', due_at: s.last_activity_at });
+  if (holding && s.last_activity_at) items.push({ kind: 'inactive', entry_id: '', due_at: inactivityRowAt(s.last_activity_at) });
   if (s.tier && s.tier_review_at) items.push({ kind: 'tier', entry_id: '', due_at: s.tier_review_at });
   return items;
 };
