@@ -52,7 +52,7 @@ export class RedemptionRows {
     if (known) return known;
     const find = async () => (await this.pool.query<{ member_id: string }>(
       `select member_id from redemption.${table} where tenant = $1 and id = $2`, [tenant, id])).rows[0]?.member_id ?? null;
-    const owner = (await find()) ?? (this.runner ? (await this.catchUp(), await find()) : null);
+    const owner = await this.findCaughtUp(find);
     if (owner) this.rememberOwner(tenant, id, owner);
     return owner;
   }
@@ -65,9 +65,17 @@ export class RedemptionRows {
   async byCode(tenant: string, code: string): Promise<{ id: string; member_id: string } | null> {
     const find = async () => (await this.pool.query<{ id: string; member_id: string }>(
       'select id, member_id from redemption.redemptions where tenant = $1 and code = $2 order by created_at limit 1', [tenant, code])).rows[0] ?? null;
-    const found = (await find()) ?? (this.runner ? (await this.catchUp(), await find()) : null);
+    const found = await this.findCaughtUp(find);
     if (found) this.rememberOwner(tenant, found.id, found.member_id);
     return found;
+  }
+
+  /** `find`, and once more after the runner has caught up when it finds nothing (the rows are the runner's alone). */
+  private async findCaughtUp<T>(find: () => Promise<T | null>): Promise<T | null> {
+    const found = await find();
+    if (found !== null || !this.runner) return found;
+    await this.catchUp();
+    return find();
   }
 
   /**
