@@ -5,8 +5,8 @@ import { ProjectionRunner } from './projection-runner';
  * The one read-your-writes policy of the house. Writes never wait for read models: a command's
  * reply is built from the state its decision produced. A read that uses a service's read models
  * first catches them up with every event committed so far, by any process; a projection a
- * service applies itself (the voucher and referral rows of its own commands) is applied before
- * the reply instead.
+ * service applies itself (the referral rows of its own commands) is applied before the reply
+ * instead.
  */
 
 /** The newest committed event, by any process (even one above the subscribers' watermark). */

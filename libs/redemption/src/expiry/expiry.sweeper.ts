@@ -70,8 +70,8 @@ export class ExpirySweeper {
     let reservations = 0;
     const seen = new Set<string>();
     for (;;) {
-      // reservations' rows are the runner's to write: before each page it has every reservation
-      // opened so far, and has moved the ones the pages before expired (else a page of 500 already
+      // the rows are the runner's to write: before each page it has every voucher and reservation
+      // made so far, and has moved the ones the pages before expired (else a page of 500 already
       // decided on would come back, all seen, and end the sweep early)
       await this.rows.catchUp();
       const { rows } = await this.pool.query<{ kind: 'voucher' | 'reservation'; id: string; member_id: string }>(
