@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, eventually, sleep } from '@loyalty/testing';
 import { runEventStoreContract } from './event-store.contract';
-import { RecordedEvent, START, comparePositions } from './event-store.port';
+import { RecordedEvent, START, WrongExpectedRevisionError, comparePositions } from './event-store.port';
 import type { QueryRunner } from 'typeorm';
-import { EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000, PostgresEventStore } from './postgres.event-store';
+import {
+  EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreAppend010_1765700000000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000,
+  PostgresEventStore,
+} from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
 
 runEventStoreContract('PostgreSQL', async () => {
@@ -95,6 +98,67 @@ describe('PostgresEventStore specifics', () => {
   });
 });
 
+describe('PostgresEventStore appends where the caller expected them (EventStoreAppend010)', () => {
+  const ev = (type: string) => ({ id: randomUUID(), type, data: { n: type } });
+  const call = (store: string, expected: string, events: { id: string; type: string; data: unknown }[]) => [
+    [store], [expected], [events.length], events.map((e) => e.id), events.map((e) => e.type),
+    JSON.stringify(events.map((e) => e.data)), JSON.stringify(events.map(() => ({}))),
+  ];
+  const FEW = `select idx, outcome, actual::text, next_revision::text from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[],
+    array(select e from json_array_elements($6::json) with ordinality as t(e, i) order by i), array(select e from json_array_elements($7::json) with ordinality as t(e, i) order by i))`;
+
+  it('ids re-sent at the revision they reached are a duplicate (nothing written); some of them, a conflict that leaves nothing behind', async () => {
+    const db = await createTestDatabase('es_append_v2', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    try {
+      const batch = [ev('A'), ev('B')];
+      const first = await store.append('dup-1', batch, 'no_stream');
+      expect(first.nextRevision).toBe(1n);
+      // the caller sends the same ids at the revision the stream is at now: already written
+      expect(await store.append('dup-1', batch, 1n)).toEqual(first);
+      expect(await store.append('dup-1', [batch[1]], 1n)).toEqual(first);
+      // one new id beside one already there: refused, and the new one is not kept
+      const fresh = ev('C');
+      await expect(store.append('dup-1', [batch[0], fresh], 1n)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.append('dup-1', [fresh, batch[0]], 'any')).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect((await store.readStream('dup-1')).map((e) => e.type)).toEqual(['A', 'B']);
+      // and the stream goes on from where it was
+      expect((await store.append('dup-1', [fresh], 1n)).nextRevision).toBe(2n);
+      expect((await db.pool.query<{ revision: string }>(`select revision from es.streams where stream_id = 'dup-1'`)).rows[0].revision).toBe('2');
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+
+  it('an append reads a handful of index entries whatever the stream\'s length (2,000 events): no scan of its history', async () => {
+    const db = await createTestDatabase('es_append_flat', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    const client = await db.pool.connect();
+    try {
+      for (let k = 0; k < 20; k++) await store.append('long-1', Array.from({ length: 100 }, () => ev('E')), k === 0 ? 'no_stream' : BigInt(k * 100 - 1));
+      const read = async () => (await client.query<{ n: string }>(
+        `select (pg_stat_get_xact_tuples_returned('es.events_event_id'::regclass) + pg_stat_get_xact_tuples_returned('es.events_pkey'::regclass))::text as n`)).rows[0].n;
+      const batch = [ev('X'), ev('Y')];
+      const cases: [string, string, string][] = [['1999', 'ok', '2001'], ['2001', 'duplicate', '2001'], ['1999', 'duplicate', '2001'], ['any', 'duplicate', '2001']];
+      for (const [expected, outcome, next] of cases) {
+        await client.query('begin');
+        const before = Number(await read());
+        const { rows } = await client.query<{ outcome: string; next_revision: string }>(FEW, call('long-1', expected, batch));
+        const after = Number(await read());
+        await client.query('commit');
+        expect([rows[0].outcome, rows[0].next_revision]).toEqual([outcome, next]);
+        // the ids probed one by one (and, for a duplicate, its events read back): not 2,000 rows
+        expect(after - before).toBeLessThanOrEqual(8);
+      }
+    } finally {
+      client.release();
+      await store.close();
+      await db.drop();
+    }
+  });
+});
+
 describe('PostgresEventStore announces its appends (EventStore007)', () => {
   it('a burst of appends sends few NOTIFYs, the last append is announced too, and the appending process is woken at once', async () => {
     const db = await createTestDatabase('es_announce', { migrations: EVENT_STORE_MIGRATIONS });
@@ -164,7 +228,8 @@ describe('PostgresEventStore announces its appends (EventStore007)', () => {
         where s.nspname = 'es' and p.proname like 'append%' order by 1`)).rows;
     try {
       expect(await notifying()).toEqual([{ proname: 'append_events', n: false }, { proname: 'append_few', n: false }, { proname: 'append_set', n: false }]);
-      // the migrations after it first (EventStoreJson008 changed the functions' signatures)
+      // the migrations after it first (EventStoreAppend010 redefined two of them, EventStoreJson008 changed their signatures)
+      await new EventStoreAppend010_1765700000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreJson008_1765300000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreAnnounce007_1765100002000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       expect(await notifying()).toEqual([{ proname: 'append_events', n: true }, { proname: 'append_few', n: true }, { proname: 'append_set', n: true }]);

@@ -37,9 +37,8 @@ export const EventStore001_1764000001000 = sqlMigration('EventStore001_176400000
 // append happened before (its last event is returned, nothing written); some of them = conflict;
 // expected 'no_stream' | 'any' | <revision> is checked against the locked revision.
 // outcome: 'ok' | 'duplicate' | 'conflict' (actual = the stream's revision, null = no stream).
-export const EventStore002_1764000002000 = sqlMigration('EventStore002_1764000002000', {
-  legacyId: 'event-store-002',
-  up: `
+/** es.append_events as first written (EventStore002); EventStoreAppend010 restores it on the way down. */
+const APPEND_EVENTS_V1 = `
       create or replace function es.append_events(p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
       returns table (outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
       language plpgsql as $fn$
@@ -78,7 +77,11 @@ export const EventStore002_1764000002000 = sqlMigration('EventStore002_176400000
         perform pg_notify('es_appended', '');
       end
       $fn$;
-    `,
+    `;
+
+export const EventStore002_1764000002000 = sqlMigration('EventStore002_1764000002000', {
+  legacyId: 'event-store-002',
+  up: APPEND_EVENTS_V1,
   down: `
       drop function if exists es.append_events(text, text, uuid[], text[], jsonb[], jsonb[]);
     `,
@@ -197,8 +200,8 @@ export const EventStore005_1764900000000 = sqlMigration('EventStore005_176490000
 // call whatever its size (starting its many-node plan), two streams 0.40 ms against 0.06 ms here;
 // from about 20 streams on the set is cheaper per stream (1.5 ms against 2.5 ms at 100). Same
 // rules, same result rows; the caller passes the streams sorted, and they are locked in that order.
-export const EventStore006_1765000000000 = sqlMigration('EventStore006_1765000000000', {
-  up: `
+/** es.append_few as first written (EventStore006); EventStoreAppend010 restores it on the way down. */
+const APPEND_FEW_V1 = `
       create or replace function es.append_few(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[], p_meta jsonb[])
       returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
       language plpgsql
@@ -268,7 +271,10 @@ export const EventStore006_1765000000000 = sqlMigration('EventStore006_176500000
         perform pg_notify('es_appended', '');
       end
       $fn$;
-    `,
+    `;
+
+export const EventStore006_1765000000000 = sqlMigration('EventStore006_1765000000000', {
+  up: APPEND_FEW_V1,
   down: `
       drop function if exists es.append_few(text[], text[], int[], uuid[], text[], jsonb[], jsonb[]);
     `,
@@ -350,6 +356,178 @@ export const EventStorePlans009_1765500000000 = sqlMigration('EventStorePlans009
   down: SMALL_APPENDS.map((f) => `alter function ${f} reset plan_cache_mode;`).join('\n'),
 });
 
+/**
+ * es.append_few, second version (issue 7, eighteenth round). An append where the caller expected it
+ * (its revision, or a new stream) no longer looks for its ids first: they can be in the stream only
+ * if the caller sent them again at a later revision, and the insert finds that through the unique
+ * index it probes anyway (`on conflict (stream_id, event_id) do nothing`): every id there =
+ * duplicate, nothing written; some = conflict, the rows just written removed. The look-up runs only
+ * for an append that is not where the caller expected (`any` on a stream, or another revision): a
+ * retry, or a conflict. The look-up it replaces, `count(*) ... event_id = any(<ids>)` as a generic
+ * plan, read the stream's whole index range (its condition was on stream_id alone, the ids a filter
+ * with a heap fetch per row): per-append cost grew with the member's history (an isolated run of
+ * six-stream groups: 1,600 calls/s with 4 events a stream, 635 with 87). Where it still runs, each id
+ * is probed alone (`exists` per id).
+ */
+const APPEND_FEW_V2 = `
+      -- how many of the ids a stream holds, and the newest of them: one probe of the unique index per id
+      -- (a single statement over the ids was planned as a scan of the stream's whole range)
+      create or replace function es.ids_in_stream(p_stream text, p_ids uuid[])
+      returns table (n_found int, last_revision bigint, last_position bigint, last_tx text)
+      language plpgsql
+      set enable_seqscan = off
+      set plan_cache_mode = force_generic_plan
+      as $fn$
+      declare
+        v_id uuid;
+        v_rev bigint;
+        v_gp bigint;
+        v_tx text;
+      begin
+        n_found := 0;
+        foreach v_id in array p_ids loop
+          select e.stream_revision, e.global_position, e.transaction_id::text into v_rev, v_gp, v_tx
+            from es.events e where e.stream_id = p_stream and e.event_id = v_id;
+          if v_rev is not null then
+            n_found := n_found + 1;
+            if last_revision is null or v_rev > last_revision then
+              last_revision := v_rev; last_position := v_gp; last_tx := v_tx;
+            end if;
+          end if;
+        end loop;
+        return next;
+      end
+      $fn$;
+
+      create or replace function es.append_few(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data json[], p_meta json[])
+      returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
+      language plpgsql
+      set enable_seqscan = off
+      set plan_cache_mode = force_generic_plan
+      as $fn$
+      #variable_conflict use_column
+      declare
+        v_i int;
+        v_off int := 0;
+        v_n int;
+        v_stream text;
+        v_expected text;
+        v_ids uuid[];
+        v_actual bigint;
+        v_found int;
+        v_written int;
+        v_dup_rev bigint;
+        v_first bigint;
+        v_next bigint;
+        v_gp bigint;
+        v_tx text;
+      begin
+        -- streams in the order given (the caller sorts them, so that two groups lock stream rows in the same order)
+        for v_i in 1 .. coalesce(array_length(p_streams, 1), 0) loop
+          v_stream := p_streams[v_i];
+          v_expected := p_expected[v_i];
+          v_n := p_counts[v_i];
+          v_ids := p_ids[v_off + 1 : v_off + v_n];
+          v_actual := null;
+          select s.revision into v_actual from es.streams s where s.stream_id = v_stream for update;
+          if v_actual is null and v_expected not in ('no_stream', 'any') then
+            -- a revision expected of a stream that does not exist (nor do its events)
+            return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
+          elsif v_actual is not null and (v_expected in ('no_stream', 'any') or v_actual <> v_expected::bigint) then
+            -- not where the caller expected: written before (a retry), a conflict, or 'any' on a stream
+            select f.n_found, f.last_revision, f.last_position, f.last_tx into v_found, v_dup_rev, v_gp, v_tx
+              from es.ids_in_stream(v_stream, v_ids) as f;
+            if v_found = v_n then
+              return query select v_i, 'duplicate'::text, v_actual, v_dup_rev, v_gp, v_tx;
+            elsif v_found > 0 or v_expected <> 'any' then
+              return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
+            else
+              v_first := v_actual + 1;
+              v_next := v_first + v_n - 1;
+              with ins as (
+                insert into es.events as ev (stream_id, stream_revision, event_id, type, data, metadata)
+                select v_stream, v_first + t.ord - 1, t.id, t.type, t.data, t.metadata
+                from unnest(v_ids, p_types[v_off + 1 : v_off + v_n], p_data[v_off + 1 : v_off + v_n], p_meta[v_off + 1 : v_off + v_n])
+                     with ordinality as t(id, type, data, metadata, ord)
+                order by t.ord
+                returning ev.global_position, ev.transaction_id)
+              select max(ins.global_position), max(ins.transaction_id::text) into v_gp, v_tx from ins;
+              update es.streams s set revision = v_next where s.stream_id = v_stream;
+              return query select v_i, 'ok'::text, v_actual, v_next, v_gp, v_tx;
+            end if;
+          else
+            -- where the caller expected: written unless an id is there already (the unique index says)
+            v_first := coalesce(v_actual + 1, 0);
+            v_next := v_first + v_n - 1;
+            if v_n = 1 then
+              v_gp := null;
+              insert into es.events as ev (stream_id, stream_revision, event_id, type, data, metadata)
+              values (v_stream, v_first, p_ids[v_off + 1], p_types[v_off + 1], p_data[v_off + 1], p_meta[v_off + 1])
+              on conflict (stream_id, event_id) do nothing
+              returning ev.global_position, ev.transaction_id::text into v_gp, v_tx;
+              v_written := case when v_gp is null then 0 else 1 end;
+            else
+              with ins as (
+                insert into es.events as ev (stream_id, stream_revision, event_id, type, data, metadata)
+                select v_stream, v_first + t.ord - 1, t.id, t.type, t.data, t.metadata
+                from unnest(v_ids, p_types[v_off + 1 : v_off + v_n], p_data[v_off + 1 : v_off + v_n], p_meta[v_off + 1 : v_off + v_n])
+                     with ordinality as t(id, type, data, metadata, ord)
+                order by t.ord
+                on conflict (stream_id, event_id) do nothing
+                returning ev.global_position, ev.transaction_id)
+              select count(*), max(ins.global_position), max(ins.transaction_id::text) into v_written, v_gp, v_tx from ins;
+            end if;
+            if v_written = v_n then
+              if v_actual is null then
+                insert into es.streams as s (stream_id, revision) values (v_stream, v_next)
+                  on conflict (stream_id) do update set revision = excluded.revision;
+              else
+                update es.streams s set revision = v_next where s.stream_id = v_stream;
+              end if;
+              return query select v_i, 'ok'::text, v_actual, v_next, v_gp, v_tx;
+            elsif v_written = 0 then
+              select f.last_revision, f.last_position, f.last_tx into v_dup_rev, v_gp, v_tx from es.ids_in_stream(v_stream, v_ids) as f;
+              return query select v_i, 'duplicate'::text, v_actual, v_dup_rev, v_gp, v_tx;
+            else
+              -- some of the ids were there: nothing of this append stays
+              delete from es.events e where e.stream_id = v_stream and e.stream_revision between v_first and v_next;
+              return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
+            end if;
+          end if;
+          v_off := v_off + v_n;
+        end loop;
+        -- es_appended: announced by the caller (EventStore007)
+      end
+      $fn$;
+`;
+
+/** es.append_events, second version: the one-stream case of es.append_few (same rules, one definition of them). */
+const APPEND_EVENTS_V2 = `
+      create or replace function es.append_events(p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data json[], p_meta json[])
+      returns table (outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
+      language sql
+      set enable_seqscan = off
+      set plan_cache_mode = force_generic_plan
+      as $fn$
+        select f.outcome, f.actual, f.next_revision, f.global_position, f.transaction_id
+        from es.append_few(array[p_stream], array[p_expected], array[cardinality(p_ids)], p_ids, p_types, p_data, p_meta) as f
+      $fn$;
+`;
+
+/** A first definition restored with what later migrations changed in it: json[] (008), the caller's announcement (007), its settings (005, 009). */
+const restoredV1 = (sql: string, signature: string): string => `
+      ${sql.replaceAll('jsonb[]', 'json[]').replace(NOTIFY_IN_FUNCTION, NOTIFY_BY_CALLER)}
+      alter function ${signature} set enable_seqscan = off;
+      alter function ${signature} set plan_cache_mode = force_generic_plan;
+`;
+
+export const EventStoreAppend010_1765700000000 = sqlMigration('EventStoreAppend010_1765700000000', {
+  up: APPEND_FEW_V2 + APPEND_EVENTS_V2,
+  down: restoredV1(APPEND_FEW_V1, SMALL_APPENDS[1]) + restoredV1(APPEND_EVENTS_V1, SMALL_APPENDS[0]) + `
+      drop function es.ids_in_stream(text, uuid[]);
+`,
+});
+
 export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStore001_1764000001000,
   EventStore002_1764000002000,
@@ -360,6 +538,7 @@ export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStoreAnnounce007_1765100002000,
   EventStoreJson008_1765300000000,
   EventStorePlans009_1765500000000,
+  EventStoreAppend010_1765700000000,
 ];
 
 interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision }
