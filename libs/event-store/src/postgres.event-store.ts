@@ -649,7 +649,6 @@ const APPEND_FEW_SQL = prepared('es_append_few', `select * from es.append_few($1
 const APPEND_FEW_MAX = 20;
 /** The announcement of appends (after their commit), prepared; its payload names the announcing store. */
 const ANNOUNCE_SQL = prepared('es_announce', `select pg_notify('es_appended', $1::text)`);
-const APPEND_EVENTS_SQL = prepared('es_append_events', `select * from es.append_events($1, $2, $3::uuid[], $4::text[], ${jsonArray(5)}, ${jsonArray(6)})`);
 
 export interface PostgresEventStoreOptions {
   /** Test-only: awaited after an append's rows are written, just before COMMIT (to delay commits out of order). */
@@ -863,13 +862,17 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  /** The append as one statement (es.append_events): one round trip, its own transaction. */
+  /**
+   * The append as one statement (es.append_few with one stream, which es.append_events wraps since
+   * EventStoreAppend010: called directly, without the wrapper's own call): one round trip, its own transaction.
+   */
   private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const data = jsonArrayOf(events.map((e) => e.data));
     const metadata = jsonArrayOf(events.map((e) => e.metadata ?? {}));
     if (hasNul(data) || hasNul(metadata)) throw nulRefused(streamId);
-    const { rows } = await this.pool.query<AppendRow>(APPEND_EVENTS_SQL(
-      [streamId, typeof expected === 'bigint' ? expected.toString() : expected, events.map((e) => e.id), events.map((e) => e.type), data, metadata]));
+    const { rows } = await this.pool.query<AppendRow>(APPEND_FEW_SQL([
+      pgArray([streamId]), pgArray([typeof expected === 'bigint' ? expected.toString() : expected]), pgArray([events.length]),
+      pgArray(events.map((e) => e.id)), pgArray(events.map((e) => e.type)), data, metadata]));
     const out = this.outcomeOf(streamId, expected, rows[0]);
     if (out instanceof Error) throw out;
     return out;
