@@ -1,6 +1,7 @@
 import { Pool, PoolClient } from 'pg';
 import { ReferralEvent, ReferralOrder, ReferralStatus, parseMemberStreamId, parseOrderStreamId, parseReferralStreamId } from '@loyalty/contracts';
 import { EventStore, Projection, RecordedEvent } from '@loyalty/event-store';
+import { pgArray, prepared } from '@loyalty/platform';
 
 /** The ledger's member and order events this service reads (their published shape; only the fields used here). */
 type MemberCreated = { member_id: string; referral_code: string };
@@ -10,6 +11,18 @@ const REFERRAL_EVENTS: ReferralEvent['type'][] = [
   'ReferralCreated', 'ReferralOrderMatched', 'ReferralQualified', 'ReferralApproved', 'ReferralRejected', 'ReferralRewarded',
 ];
 const HANDLED = ['MemberCreated', 'MemberErased', 'OrderPaid', 'OrderCancelled', ...REFERRAL_EVENTS];
+
+/**
+ * A batch's new referral codes and paid orders, prepared, their values as array literals (pgArray):
+ * an ingest batch writes hundreds of paid orders, and the pg driver's own array serialisation escaped
+ * every element again (1.9 % of the service's CPU in the ingest benchmark, with the statement parsed
+ * and planned on each call).
+ */
+const WRITE_CODES_SQL = prepared('referral_write_codes',
+  'insert into referral.codes (tenant, code, member_id) select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing');
+const WRITE_PAID_SQL = prepared('referral_write_paid',
+  `insert into referral.paid_orders (tenant, order_ref, member_id, gross_cents, paid_at)
+   select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) on conflict do nothing`);
 
 /** A paid order of a member, as the qualification reacts to it. */
 export interface PaidOrderSeen { tenant: string; member_id: string; order: ReferralOrder }
@@ -84,21 +97,15 @@ export class ReferralProjection implements Projection {
     const rows = this.codes;
     this.codes = [];
     if (!rows.length) return;
-    await tx.query(
-      `insert into referral.codes (tenant, code, member_id)
-       select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing`,
-      [rows.map((r) => r.tenant), rows.map((r) => r.code), rows.map((r) => r.member_id)]);
+    await tx.query(WRITE_CODES_SQL([pgArray(rows.map((r) => r.tenant)), pgArray(rows.map((r) => r.code)), pgArray(rows.map((r) => r.member_id))]));
   }
 
   private async writePaid(tx: PoolClient): Promise<void> {
     const rows = this.paid;
     this.paid = [];
     if (!rows.length) return;
-    await tx.query(
-      `insert into referral.paid_orders (tenant, order_ref, member_id, gross_cents, paid_at)
-       select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) on conflict do nothing`,
-      [rows.map((r) => r.tenant), rows.map((r) => r.order.order_ref), rows.map((r) => r.member_id), rows.map((r) => r.order.gross_cents),
-        rows.map((r) => r.order.paid_at)]);
+    await tx.query(WRITE_PAID_SQL([pgArray(rows.map((r) => r.tenant)), pgArray(rows.map((r) => r.order.order_ref)), pgArray(rows.map((r) => r.member_id)),
+      pgArray(rows.map((r) => r.order.gross_cents)), pgArray(rows.map((r) => r.order.paid_at))]));
   }
 
   async apply(tx: PoolClient, event: RecordedEvent): Promise<void> {
