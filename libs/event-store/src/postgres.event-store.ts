@@ -361,13 +361,14 @@ export const EventStorePlans009_1765500000000 = sqlMigration('EventStorePlans009
  * (its revision, or a new stream) no longer looks for its ids first: they can be in the stream only
  * if the caller sent them again at a later revision, and the insert finds that through the unique
  * index it probes anyway (`on conflict (stream_id, event_id) do nothing`): every id there =
- * duplicate, nothing written; some = conflict, the rows just written removed. The look-up runs only
- * for an append that is not where the caller expected (`any` on a stream, or another revision): a
- * retry, or a conflict. The look-up it replaces, `count(*) ... event_id = any(<ids>)` as a generic
- * plan, read the stream's whole index range (its condition was on stream_id alone, the ids a filter
- * with a heap fetch per row): per-append cost grew with the member's history (an isolated run of
- * six-stream groups: 1,600 calls/s with 4 events a stream, 635 with 87). Where it still runs, each id
- * is probed alone (`exists` per id).
+ * duplicate, nothing written; some = conflict, the rows just written removed. `any` appends the
+ * same way at the stream's end. The look-up runs only for an append that is not where the caller
+ * expected (another revision, or `no_stream` of a stream that exists): a retry or a conflict, with
+ * nothing to write. The look-up it replaces, `count(*) ... event_id = any(<ids>)` as a generic plan,
+ * read the stream's whole index range (its condition was on stream_id alone, the ids a filter with
+ * a heap fetch per row): per-append cost grew with the member's history (an isolated run of
+ * six-stream groups: 1,600 calls/s with 4 events a stream, 635 with 87). Where it still runs, each
+ * id is probed alone (es.ids_in_stream).
  */
 const APPEND_FEW_V2 = `
       -- how many of the ids a stream holds, and the newest of them: one probe of the unique index per id
@@ -433,30 +434,17 @@ const APPEND_FEW_V2 = `
           if v_actual is null and v_expected not in ('no_stream', 'any') then
             -- a revision expected of a stream that does not exist (nor do its events)
             return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
-          elsif v_actual is not null and (v_expected in ('no_stream', 'any') or v_actual <> v_expected::bigint) then
-            -- not where the caller expected: written before (a retry), a conflict, or 'any' on a stream
+          elsif v_actual is not null and v_expected <> 'any' and (v_expected = 'no_stream' or v_actual <> v_expected::bigint) then
+            -- not where the caller expected: written before (a retry), else a conflict
             select f.n_found, f.last_revision, f.last_position, f.last_tx into v_found, v_dup_rev, v_gp, v_tx
               from es.ids_in_stream(v_stream, v_ids) as f;
             if v_found = v_n then
               return query select v_i, 'duplicate'::text, v_actual, v_dup_rev, v_gp, v_tx;
-            elsif v_found > 0 or v_expected <> 'any' then
-              return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
             else
-              v_first := v_actual + 1;
-              v_next := v_first + v_n - 1;
-              with ins as (
-                insert into es.events as ev (stream_id, stream_revision, event_id, type, data, metadata)
-                select v_stream, v_first + t.ord - 1, t.id, t.type, t.data, t.metadata
-                from unnest(v_ids, p_types[v_off + 1 : v_off + v_n], p_data[v_off + 1 : v_off + v_n], p_meta[v_off + 1 : v_off + v_n])
-                     with ordinality as t(id, type, data, metadata, ord)
-                order by t.ord
-                returning ev.global_position, ev.transaction_id)
-              select max(ins.global_position), max(ins.transaction_id::text) into v_gp, v_tx from ins;
-              update es.streams s set revision = v_next where s.stream_id = v_stream;
-              return query select v_i, 'ok'::text, v_actual, v_next, v_gp, v_tx;
+              return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
             end if;
           else
-            -- where the caller expected: written unless an id is there already (the unique index says)
+            -- where the caller expected (or 'any'): written unless an id is there already (the unique index says)
             v_first := coalesce(v_actual + 1, 0);
             v_next := v_first + v_n - 1;
             if v_n = 1 then
