@@ -31,72 +31,8 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
 
 const requestLog = new Logger('InProcessBus');
 
-export interface InProcessBusOptions {
-  /**
-   * Hold every payload to what the Kafka transport carries (default: under tests, NODE_ENV=test as
-   * jest sets it, or LOYALTY_BUS_CHECKS=1): it must come through a JSON round trip unchanged (no
-   * Date, Map, class instance, BigInt or non-finite number; an undefined member is dropped, as JSON
-   * drops it), and the handler receives a copy frozen below its top level, so a handler that writes
-   * into its input fails its tests. Off, the handler receives the payload's top level as its own
-   * object and everything below it as the caller's objects: the deep copy it replaces (a JSON
-   * round trip of every payload) cost about 9 % of the service's CPU per ingested event (a batch of
-   * 200 events copied on its way to the ledger; issue 7, eighteenth round).
-   */
-  checkPayloads?: boolean;
-}
-
-const checksByDefault = (): boolean => process.env.NODE_ENV === 'test' || process.env.LOYALTY_BUS_CHECKS === '1';
-
-/** Where `v` is not what JSON carries unchanged (a JSON pointer), or null. */
-const notJson = (v: unknown, at: string): string | null => {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return null;
-  if (typeof v === 'number') return Number.isFinite(v) ? null : at;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const bad = v[i] === undefined ? `${at}/${i}` : notJson(v[i], `${at}/${i}`);
-      if (bad !== null) return bad;
-    }
-    return null;
-  }
-  if (typeof v === 'object') {
-    const proto = Object.getPrototypeOf(v) as unknown;
-    if (proto !== Object.prototype && proto !== null) return at;
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-      if (x === undefined) continue;
-      const bad = notJson(x, `${at}/${k}`);
-      if (bad !== null) return bad;
-    }
-    return null;
-  }
-  return at; // undefined, function, symbol, bigint
-};
-
-/**
- * The payload's top level as an object of the handler's own (a shallow copy): the transport marks it
- * with the caller's request id (handleAsPartOf), which must not land on the caller's object (two
- * calls sharing one payload would share the mark); what lies below is shared, never copied.
- */
-const ownTopLevel = (v: unknown): unknown => {
-  if (Array.isArray(v)) return [...(v as unknown[])];
-  if (v && typeof v === 'object') return { ...(v as Record<string, unknown>) };
-  return v;
-};
-
-const deepFreeze = <T>(v: T): T => {
-  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v as Record<string, unknown>)) deepFreeze(x);
-  }
-  return v;
-};
-
 export class InProcessBus extends CommandBus {
-  private readonly checkPayloads: boolean;
-
-  constructor(private readonly server: InProcessServer, options: InProcessBusOptions = {}) {
-    super();
-    this.checkPayloads = options.checkPayloads ?? checksByDefault();
-  }
+  constructor(private readonly server: InProcessServer) { super(); }
 
   request<T>(pattern: string, payload: unknown): Promise<T> {
     // the caller's request, taken before anything awaits (see request-context: edges mode)
@@ -104,17 +40,11 @@ export class InProcessBus extends CommandBus {
     return observedRequest('in-process', pattern, () => this.call<T>(pattern, payload, requestId));
   }
 
-  /** The pattern's handler and the payload: checked and copied as the Kafka path would carry it when checks are on (see InProcessBusOptions). */
+  /** The pattern's handler and a copy of the payload: a JSON round trip keeps the in-process path honest about what the Kafka path can carry. */
   private prepare(pattern: string, payload: unknown): { handler: MessageHandler; data: unknown } {
     const handler = this.server.handler(pattern);
     if (!handler) throw problem('internal', `no handler for ${pattern}`);
-    if (!this.checkPayloads) return { handler, data: ownTopLevel(payload ?? null) };
-    const bad = notJson(payload ?? null, '');
-    if (bad !== null) throw problem('internal', `the payload of ${pattern} holds a value JSON does not carry unchanged, at '${bad}'`);
-    const data = JSON.parse(JSON.stringify(payload ?? null)) as unknown;
-    // everything below the top level frozen: the top level is the handler's own in both modes (and takes the request's mark)
-    if (data && typeof data === 'object') for (const x of Object.values(data as Record<string, unknown>)) deepFreeze(x);
-    return { handler, data };
+    return { handler, data: JSON.parse(JSON.stringify(payload ?? null)) };
   }
 
   private async call<T>(pattern: string, payload: unknown, requestId: string | undefined): Promise<T> {
