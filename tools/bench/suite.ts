@@ -294,7 +294,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
           (context as Pair).i = i;
           (context as Pair).id = undefined;
           return {
-            ...req, headers: { ...req.headers, 'idempotency-key': `rsv-${c.tag}-${i}` },
+            ...req, headers: process.env.BENCH_NO_IDEM ? req.headers : { ...req.headers, 'idempotency-key': `rsv-${c.tag}-${i}` },
             body: JSON.stringify({ member_id: ids[i % ids.length], amount_cents: 100, cart_ref: `cart-${c.tag}-${i}`, eligible_total_cents: 10_000, payment_method: 'card' }),
           };
         },

@@ -491,8 +491,8 @@ describe('a crash between the append and the reply (standalone)', () => {
     close = async () => { await started.app.close(); await db.drop(); };
     const store = started.app.get<EventStore>(EVENT_STORE, { strict: false });
     const append = store.append.bind(store);
-    store.append = async (streamId, events, expected) => {
-      const result = await append(streamId, events, expected);
+    store.append = async (streamId, events, expected, options) => {
+      const result = await append(streamId, events, expected, options);
       if (crashNextMemberAppend && streamId.startsWith('member-')) {
         crashNextMemberAppend = false;
         throw new Error('the process died after the append, before the reply');

@@ -6,3 +6,4 @@ export * from './ingest';
 export * from './webhook';
 export * from './referral';
 export * from './refusal';
+export * from './idempotency';

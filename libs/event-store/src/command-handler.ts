@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { KeyedMutex } from '@loyalty/platform';
-import { AppendResult, EventMetadata, EventStore, RecordedEvent, WrongExpectedRevisionError } from './event-store.port';
+import { AppendClaim, AppendResult, EventMetadata, EventStore, RecordedEvent, WrongExpectedRevisionError } from './event-store.port';
 import { SnapshotPolicy, SnapshotStore, foldStream, foldStreams } from './snapshots';
 import { DEFAULT_STATE_BYTES, MIB, StateCache, cacheBytesFromEnv } from './state-cache';
 
@@ -17,6 +17,8 @@ export interface Evolver<S, E extends { type: string; data: unknown }> {
 export interface Decision<E, R> {
   events: (E & { id?: string; metadata?: EventMetadata })[];
   result: R;
+  /** a name the append takes with its events (AppendClaim: e.g. the request's Idempotency-Key); ClaimTakenError when held elsewhere */
+  claim?: AppendClaim;
 }
 
 /** A decision on a stream's state at a revision. */
@@ -87,7 +89,7 @@ export class CommandHandler {
           }
           if (decision.events.length === 0) return { result: decision.result, state, revision, append: null };
           const toAppend = decision.events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: e.metadata }));
-          const append = await this.store.append(streamId, toAppend, revision);
+          const append = await this.store.append(streamId, toAppend, revision, decision.claim && { claim: decision.claim });
           // Fold our own events only when the append wrote them (an idempotent replay re-reads instead).
           const expectedNext = (revision === 'no_stream' ? -1n : revision) + BigInt(decision.events.length);
           if (append.nextRevision === expectedNext) {
@@ -145,7 +147,7 @@ export class CommandHandler {
             decision = await decide(state, revision);
             if (decision.events.length === 0) return { result: decision.result, state, revision, append: null };
             const toAppend = decision.events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: e.data, metadata: e.metadata }));
-            append = await this.store.append(streamId, toAppend, revision);
+            append = await this.store.append(streamId, toAppend, revision, decision.claim && { claim: decision.claim });
             const expectedNext = (revision === 'no_stream' ? -1n : revision) + BigInt(decision.events.length);
             if (append.nextRevision === expectedNext) {
               this.remember(streamId, evolver, state, append.nextRevision);

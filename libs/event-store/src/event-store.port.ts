@@ -43,6 +43,35 @@ export interface RecordedEvent<T extends string = string, D = unknown> {
 
 export interface AppendResult { nextRevision: bigint; position: Position }
 
+/**
+ * A name an append takes for its stream, unique across the store while it lasts (issue 7): the
+ * append is written only if the name is free, or already held by the same stream with the same
+ * fingerprint (a retry; the stream's own events decide what it does). Taken and written commit
+ * together, and an append that is not written (a conflict) does not keep a name it took. A
+ * request's Idempotency-Key claimed with the command that carries it: one transaction instead of a
+ * key record written before and a result after.
+ */
+export interface AppendClaim {
+  /** the unique name, e.g. `idempotency:<tenant>:<key>` */
+  name: string;
+  /** what the name stands for (a request's hash): the same name with another fingerprint is taken */
+  fingerprint: string;
+  /** how long the name is held; after that it is free again */
+  ttlSeconds: number;
+}
+
+export interface AppendOptions {
+  claim?: AppendClaim;
+}
+
+/** The append's claim is held by another stream, or for another fingerprint: nothing was written. */
+export class ClaimTakenError extends Error {
+  constructor(readonly streamId: string, readonly claim: string) {
+    super(`stream ${streamId}: the name ${claim} is held by another append`);
+    this.name = 'ClaimTakenError';
+  }
+}
+
 export class WrongExpectedRevisionError extends Error {
   constructor(readonly streamId: string, readonly expected: ExpectedRevision, readonly actual: bigint | 'no_stream') {
     super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
@@ -82,7 +111,10 @@ export interface SubscribeOptions {
 export interface StreamRange { streamId: string; from: bigint; to?: bigint }
 
 export interface EventStore {
-  append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** `options.claim`: adapters without `claims` refuse it (AppendClaim). */
+  append(streamId: string, events: NewEvent[], expected: ExpectedRevision, options?: AppendOptions): Promise<AppendResult>;
+  /** True when `append` takes claims (AppendOptions.claim). */
+  readonly claims?: boolean;
   /** Events of one stream from a revision (inclusive), in order. */
   readStream(streamId: string, fromRevision?: bigint, maxCount?: number): Promise<RecordedEvent[]>;
   /**

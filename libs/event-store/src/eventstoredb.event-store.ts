@@ -4,7 +4,7 @@ import {
   jsonEvent, streamNameFilter,
 } from '@eventstore/db-client';
 import {
-  AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, SubscribeOptions,
+  AppendOptions, AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions, matchesFilter,
 } from './event-store.port';
 
@@ -59,8 +59,12 @@ export class EventStoreDBEventStore implements EventStore {
     return new EventStoreDBEventStore(EventStoreDBClient.connectionString(url), options);
   }
 
-  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  /** Claims (AppendOptions.claim) need a unique index beside the events: the PostgreSQL adapter's. */
+  readonly claims = false;
+
+  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision, options?: AppendOptions): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
+    if (options?.claim) throw new Error('the EventStoreDB adapter takes no claims (AppendOptions.claim)');
     const data = events.map((e) =>
       jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: (e.metadata ?? {}) as Record<string, unknown> }));
     let result;

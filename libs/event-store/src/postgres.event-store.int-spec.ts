@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, eventually, sleep } from '@loyalty/testing';
 import { runEventStoreContract } from './event-store.contract';
-import { RecordedEvent, START, WrongExpectedRevisionError, comparePositions } from './event-store.port';
+import { ClaimTakenError, RecordedEvent, START, WrongExpectedRevisionError, comparePositions } from './event-store.port';
 import type { QueryRunner } from 'typeorm';
 import {
-  EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreAppend010_1765700000000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000,
+  EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreAppend010_1765700000000, EventStoreClaims011_1765900000000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000,
   PostgresEventStore,
 } from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
@@ -45,6 +45,9 @@ describe('PostgresEventStore specifics', () => {
       const again = await store.append('plans-1', events, 'no_stream');
       expect(again.nextRevision).toBe(first.nextRevision);
       await store.close();
+      // the migrations after it first (they define the functions again, with their settings)
+      await new EventStoreClaims011_1765900000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
+      await new EventStoreAppend010_1765700000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStorePlans009_1765500000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       expect((await settings()).map((r) => r.cfg)).toEqual([['enable_seqscan=off'], ['enable_seqscan=off']]);
     } finally {
@@ -159,6 +162,77 @@ describe('PostgresEventStore appends where the caller expected them (EventStoreA
   });
 });
 
+describe('PostgresEventStore claims (EventStoreClaims011)', () => {
+  const ev = (type: string) => ({ id: randomUUID(), type, data: { n: type } });
+  const claim = (name: string, fingerprint = 'fp-1', ttlSeconds = 3600) => ({ claim: { name, fingerprint, ttlSeconds } });
+  const claims = async (db: { pool: { query: <T>(sql: string) => Promise<{ rows: T[] }> } }) =>
+    (await db.pool.query<{ name: string; stream_id: string; fingerprint: string }>('select name, stream_id, fingerprint from es.claims order by name')).rows;
+
+  it('a free name is taken with the events; held by another stream or for another fingerprint, nothing is written; the same stream and fingerprint go on', async () => {
+    const db = await createTestDatabase('es_claims', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    try {
+      expect((await store.append('c-a', [ev('A')], 'no_stream', claim('k1'))).nextRevision).toBe(0n);
+      expect(await claims(db)).toEqual([{ name: 'k1', stream_id: 'c-a', fingerprint: 'fp-1' }]);
+      // another stream: refused, its stream not created
+      await expect(store.append('c-b', [ev('B')], 'no_stream', claim('k1'))).rejects.toBeInstanceOf(ClaimTakenError);
+      expect(await store.readStream('c-b')).toEqual([]);
+      // the same stream with another fingerprint: refused, nothing appended
+      await expect(store.append('c-a', [ev('C')], 0n, claim('k1', 'fp-2'))).rejects.toBeInstanceOf(ClaimTakenError);
+      // the same stream and fingerprint (a retry): the stream decides, as without a claim
+      expect((await store.append('c-a', [ev('D')], 0n, claim('k1'))).nextRevision).toBe(1n);
+      expect((await store.readStream('c-a')).map((e) => e.type)).toEqual(['A', 'D']);
+      // appends without a claim are not affected by it
+      expect((await store.append('c-b', [ev('E')], 'no_stream')).nextRevision).toBe(0n);
+      expect(await claims(db)).toEqual([{ name: 'k1', stream_id: 'c-a', fingerprint: 'fp-1' }]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+
+  it('an append that conflicts gives back the name it took; a lapsed name is free again', async () => {
+    const db = await createTestDatabase('es_claims_back', { migrations: EVENT_STORE_MIGRATIONS });
+    const store = new PostgresEventStore(db.pool, 50);
+    try {
+      await store.append('c-x', [ev('A')], 'no_stream');
+      await expect(store.append('c-x', [ev('B')], 5n, claim('k2'))).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.append('c-y', [ev('B')], 3n, claim('k2'))).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect(await claims(db)).toEqual([]);
+      expect((await store.append('c-z', [ev('C')], 'no_stream', claim('k2'))).nextRevision).toBe(0n);
+      // held for no time: lapsed by the next transaction, so another stream takes it
+      await store.append('c-z', [ev('D')], 0n, claim('k3', 'fp-1', 0));
+      expect((await store.append('c-w', [ev('E')], 'no_stream', claim('k3', 'fp-9'))).nextRevision).toBe(0n);
+      expect(await claims(db)).toEqual([
+        { name: 'k2', stream_id: 'c-z', fingerprint: 'fp-1' }, { name: 'k3', stream_id: 'c-w', fingerprint: 'fp-9' },
+      ]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+
+  it('twelve appends to twelve streams claiming one name at once (grouped and alone): exactly one is written', async () => {
+    const db = await createTestDatabase('es_claims_race', { migrations: EVENT_STORE_MIGRATIONS });
+    const grouped = new PostgresEventStore(db.pool, 50);
+    const alone = new PostgresEventStore(db.pool, 50, { groupCommit: false });
+    try {
+      const outcomes = await Promise.allSettled(Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? alone : grouped).append(`race-${i}`, [ev('R')], 'no_stream', claim('k-race', `fp-${i}`))));
+      const ok = outcomes.filter((o) => o.status === 'fulfilled');
+      expect(ok).toHaveLength(1);
+      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(ClaimTakenError);
+      const { rows } = await db.pool.query<{ n: string }>(`select count(*)::text as n from es.events where stream_id like 'race-%'`);
+      expect(rows[0].n).toBe('1');
+      expect((await claims(db)).map((c) => c.name)).toEqual(['k-race']);
+    } finally {
+      await grouped.close();
+      await alone.close();
+      await db.drop();
+    }
+  });
+});
+
 describe('PostgresEventStore announces its appends (EventStore007)', () => {
   it('a burst of appends sends few NOTIFYs, the last append is announced too, and the appending process is woken at once', async () => {
     const db = await createTestDatabase('es_announce', { migrations: EVENT_STORE_MIGRATIONS });
@@ -228,7 +302,8 @@ describe('PostgresEventStore announces its appends (EventStore007)', () => {
         where s.nspname = 'es' and p.proname like 'append%' order by 1`)).rows;
     try {
       expect(await notifying()).toEqual([{ proname: 'append_events', n: false }, { proname: 'append_few', n: false }, { proname: 'append_set', n: false }]);
-      // the migrations after it first (EventStoreAppend010 redefined two of them, EventStoreJson008 changed their signatures)
+      // the migrations after it first (EventStoreClaims011 and EventStoreAppend010 redefined two of them, EventStoreJson008 changed their signatures)
+      await new EventStoreClaims011_1765900000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreAppend010_1765700000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreJson008_1765300000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreAnnounce007_1765100002000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);

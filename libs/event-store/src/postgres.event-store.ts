@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool, PoolClient } from 'pg';
 import { MigrationClass, pgArray, prepared, preparedShapes, sqlMigration } from '@loyalty/platform';
 import {
-  AppendResult, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
+  AppendClaim, AppendOptions, AppendResult, ClaimTakenError, EventStore, ExpectedRevision, NewEvent, Position, RecordedEvent, START, StreamRange, SubscribeOptions,
   Subscription, SubscriptionFilter, WrongExpectedRevisionError, comparePositions, matchesFilter,
 } from './event-store.port';
 import { GroupCommitter, GroupOutcome } from './group-commit';
@@ -516,6 +516,149 @@ export const EventStoreAppend010_1765700000000 = sqlMigration('EventStoreAppend0
 `,
 });
 
+/**
+ * es.append_few, third version (issue 7, nineteenth round): an append may take a claim (AppendClaim),
+ * a name unique across the store while it lasts, in the same transaction as its events. The claim is
+ * taken before the stream's row is locked: free (or lapsed) → taken; held by the same stream with
+ * the same fingerprint → kept (a retry: the stream decides, as before); else the append's outcome is
+ * `claimed` and nothing of it is written. A claim taken by an append that then conflicts is given
+ * back in the same transaction. Without claims (the parameters null) it is the second version.
+ */
+const APPEND_FEW_V3 = `
+      create table es.claims (
+        name text primary key,
+        stream_id text not null,
+        fingerprint text not null,
+        expires_at timestamptz not null
+      );
+      drop function es.append_events(text, text, uuid[], text[], json[], json[]);
+      drop function es.append_few(text[], text[], int[], uuid[], text[], json[], json[]);
+
+      create function es.append_few(p_streams text[], p_expected text[], p_counts int[], p_ids uuid[], p_types text[], p_data json[], p_meta json[],
+                                    p_claims text[] default null, p_fingerprints text[] default null, p_claim_seconds int[] default null)
+      returns table (idx int, outcome text, actual bigint, next_revision bigint, global_position bigint, transaction_id text)
+      language plpgsql
+      set enable_seqscan = off
+      set plan_cache_mode = force_generic_plan
+      as $fn$
+      #variable_conflict use_column
+      declare
+        v_i int;
+        v_off int := 0;
+        v_n int;
+        v_stream text;
+        v_expected text;
+        v_ids uuid[];
+        v_actual bigint;
+        v_found int;
+        v_written int;
+        v_dup_rev bigint;
+        v_first bigint;
+        v_next bigint;
+        v_gp bigint;
+        v_tx text;
+        v_claim text;
+        v_took boolean;
+        v_owner text;
+        v_fp text;
+      begin
+        -- streams in the order given (the caller sorts them, so that two groups lock stream rows in the same order)
+        for v_i in 1 .. coalesce(array_length(p_streams, 1), 0) loop
+          v_stream := p_streams[v_i];
+          v_expected := p_expected[v_i];
+          v_n := p_counts[v_i];
+          v_ids := p_ids[v_off + 1 : v_off + v_n];
+          v_claim := case when p_claims is null then null else p_claims[v_i] end;
+          v_took := false;
+          if v_claim is not null then
+            -- the claim first: free or lapsed → taken; else it must be this stream's, for the same fingerprint
+            insert into es.claims as c (name, stream_id, fingerprint, expires_at)
+            values (v_claim, v_stream, p_fingerprints[v_i], now() + make_interval(secs => p_claim_seconds[v_i]))
+            on conflict (name) do update set stream_id = excluded.stream_id, fingerprint = excluded.fingerprint, expires_at = excluded.expires_at
+              where c.expires_at <= now()
+            returning true into v_took;
+            if v_took is null then
+              v_took := false;
+              select c.stream_id, c.fingerprint into v_owner, v_fp from es.claims c where c.name = v_claim;
+              if v_owner is distinct from v_stream or v_fp is distinct from p_fingerprints[v_i] then
+                return query select v_i, 'claimed'::text, null::bigint, null::bigint, null::bigint, null::text;
+                v_off := v_off + v_n;
+                continue;
+              end if;
+            end if;
+          end if;
+          v_actual := null;
+          select s.revision into v_actual from es.streams s where s.stream_id = v_stream for update;
+          if v_actual is null and v_expected not in ('no_stream', 'any') then
+            -- a revision expected of a stream that does not exist (nor do its events)
+            if v_took then delete from es.claims c where c.name = v_claim; end if;
+            return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
+          elsif v_actual is not null and v_expected <> 'any' and (v_expected = 'no_stream' or v_actual <> v_expected::bigint) then
+            -- not where the caller expected: written before (a retry), else a conflict
+            select f.n_found, f.last_revision, f.last_position, f.last_tx into v_found, v_dup_rev, v_gp, v_tx
+              from es.ids_in_stream(v_stream, v_ids) as f;
+            if v_found = v_n then
+              return query select v_i, 'duplicate'::text, v_actual, v_dup_rev, v_gp, v_tx;
+            else
+              if v_took then delete from es.claims c where c.name = v_claim; end if;
+              return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
+            end if;
+          else
+            -- where the caller expected (or 'any'): written unless an id is there already (the unique index says)
+            v_first := coalesce(v_actual + 1, 0);
+            v_next := v_first + v_n - 1;
+            if v_n = 1 then
+              v_gp := null;
+              insert into es.events as ev (stream_id, stream_revision, event_id, type, data, metadata)
+              values (v_stream, v_first, p_ids[v_off + 1], p_types[v_off + 1], p_data[v_off + 1], p_meta[v_off + 1])
+              on conflict (stream_id, event_id) do nothing
+              returning ev.global_position, ev.transaction_id::text into v_gp, v_tx;
+              v_written := case when v_gp is null then 0 else 1 end;
+            else
+              with ins as (
+                insert into es.events as ev (stream_id, stream_revision, event_id, type, data, metadata)
+                select v_stream, v_first + t.ord - 1, t.id, t.type, t.data, t.metadata
+                from unnest(v_ids, p_types[v_off + 1 : v_off + v_n], p_data[v_off + 1 : v_off + v_n], p_meta[v_off + 1 : v_off + v_n])
+                     with ordinality as t(id, type, data, metadata, ord)
+                order by t.ord
+                on conflict (stream_id, event_id) do nothing
+                returning ev.global_position, ev.transaction_id)
+              select count(*), max(ins.global_position), max(ins.transaction_id::text) into v_written, v_gp, v_tx from ins;
+            end if;
+            if v_written = v_n then
+              if v_actual is null then
+                insert into es.streams as s (stream_id, revision) values (v_stream, v_next)
+                  on conflict (stream_id) do update set revision = excluded.revision;
+              else
+                update es.streams s set revision = v_next where s.stream_id = v_stream;
+              end if;
+              return query select v_i, 'ok'::text, v_actual, v_next, v_gp, v_tx;
+            elsif v_written = 0 then
+              select f.last_revision, f.last_position, f.last_tx into v_dup_rev, v_gp, v_tx from es.ids_in_stream(v_stream, v_ids) as f;
+              return query select v_i, 'duplicate'::text, v_actual, v_dup_rev, v_gp, v_tx;
+            else
+              -- some of the ids were there: nothing of this append stays
+              delete from es.events e where e.stream_id = v_stream and e.stream_revision between v_first and v_next;
+              if v_took then delete from es.claims c where c.name = v_claim; end if;
+              return query select v_i, 'conflict'::text, v_actual, null::bigint, null::bigint, null::text;
+            end if;
+          end if;
+          v_off := v_off + v_n;
+        end loop;
+        -- es_appended: announced by the caller (EventStore007)
+      end
+      $fn$;
+` + APPEND_EVENTS_V2;
+
+export const EventStoreClaims011_1765900000000 = sqlMigration('EventStoreClaims011_1765900000000', {
+  up: APPEND_FEW_V3,
+  down: `
+      drop function es.append_events(text, text, uuid[], text[], json[], json[]);
+      drop function es.append_few(text[], text[], int[], uuid[], text[], json[], json[], text[], text[], int[]);
+      drop table es.claims;
+` + APPEND_FEW_V2 + APPEND_EVENTS_V2,
+});
+
 export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStore001_1764000001000,
   EventStore002_1764000002000,
@@ -527,9 +670,10 @@ export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStoreJson008_1765300000000,
   EventStorePlans009_1765500000000,
   EventStoreAppend010_1765700000000,
+  EventStoreClaims011_1765900000000,
 ];
 
-interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision }
+interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision; claim?: AppendClaim }
 type AppendRow = { outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null };
 
 /** Errors that abort a whole group (a race with another process creating a stream, a deadlock): the group is tried again. */
@@ -633,6 +777,14 @@ const nulRefused = (streamId: string): Error =>
   Object.assign(new Error(`an event of ${streamId} holds a NUL character (\\u0000), which the event store cannot keep`), { code: '22P05' });
 const APPEND_SET_SQL = prepared('es_append_set', `select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonArray(6)}, ${jsonArray(7)})`);
 const APPEND_FEW_SQL = prepared('es_append_few', `select * from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonArray(6)}, ${jsonArray(7)})`);
+/** The same with claims (AppendClaim): their names, fingerprints and seconds, one per stream (null where an append takes none). */
+const APPEND_FEW_CLAIMS_SQL = prepared('es_append_few_claims',
+  `select * from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonArray(6)}, ${jsonArray(7)}, $8::text[], $9::text[], $10::int[])`);
+/** The claims' parameters of appends (APPEND_FEW_CLAIMS_SQL), in their order. */
+const claimParams = (items: readonly { claim?: AppendClaim }[]): string[] => [
+  pgArray(items.map((it) => it.claim?.name ?? null)), pgArray(items.map((it) => it.claim?.fingerprint ?? null)),
+  pgArray(items.map((it) => it.claim?.ttlSeconds ?? null)),
+];
 /** Groups of up to this many streams go through es.append_few (a loop), larger ones through es.append_set (set-based): EventStore006. */
 const APPEND_FEW_MAX = 20;
 /** The announcement of appends (after their commit), prepared; its payload names the announcing store. */
@@ -675,11 +827,25 @@ export class PostgresEventStore implements EventStore {
     return out;
   }
 
-  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  readonly claims = true;
+
+  async append(streamId: string, events: NewEvent[], expected: ExpectedRevision, options?: AppendOptions): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
-    const result = this.group ? await this.group.submit({ streamId, events, expected }) : await this.appendAlone(streamId, events, expected);
+    const claim = options?.claim;
+    if (claim) this.purgeClaimsLater();
+    const result = this.group ? await this.group.submit({ streamId, events, expected, claim }) : await this.appendAlone(streamId, events, expected, claim);
     this.announce();
     return result;
+  }
+
+  /** Lapsed claims are deleted hourly once this store has taken one (a lapsed name is free to take anyway). */
+  private claimsPurge: NodeJS.Timeout | null = null;
+  private purgeClaimsLater(): void {
+    if (this.claimsPurge || this.closed) return;
+    const purge = () => void this.pool.query('delete from es.claims where expires_at <= now()').catch(() => undefined);
+    this.claimsPurge = setInterval(purge, 3_600_000);
+    this.claimsPurge.unref();
+    purge();
   }
 
   /** At most one NOTIFY es_appended per this many ms (the appends' own notifications were dropped: EventStore007). */
@@ -715,7 +881,7 @@ export class PostgresEventStore implements EventStore {
 
   /** One group of appends (group commit): as few statements, so transactions, as its streams allow. */
   private async appendGroup(items: AppendItem[]): Promise<GroupOutcome<AppendResult>[]> {
-    if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected).catch((e: Error) => e)];
+    if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected, items[0].claim).catch((e: Error) => e)];
     // a stream appears once per statement; a second append to it (rare: two writers of one stream in one
     // group) goes in the next statement, after the first one's outcome is known
     const seen = new Set<string>();
@@ -744,7 +910,7 @@ export class PostgresEventStore implements EventStore {
    * a group that fails otherwise (one bad event) is split, so only the bad append fails.
    */
   private async appendSet(items: AppendItem[]): Promise<GroupOutcome<AppendResult>[]> {
-    if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected).catch((e: Error) => e)];
+    if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected, items[0].claim).catch((e: Error) => e)];
     const order = items.map((_, i) => i).sort((a, b) => (items[a].streamId < items[b].streamId ? -1 : items[a].streamId > items[b].streamId ? 1 : a - b));
     const sorted = order.map((i) => items[i]);
     const events = sorted.flatMap((it) => it.events);
@@ -755,25 +921,29 @@ export class PostgresEventStore implements EventStore {
     ];
     // an event with a NUL fails its own append only (each append alone: the bad one is refused)
     if (hasNul(params[5] as string) || hasNul(params[6] as string)) {
-      return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected).catch((err: Error) => err)));
+      return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected, it.claim).catch((err: Error) => err)));
     }
+    // appends that take claims go through es.append_few whatever the group's size (es.append_set takes none)
+    const claims = sorted.some((it) => it.claim);
+    const sql = claims ? APPEND_FEW_CLAIMS_SQL([...params, ...claimParams(sorted)]) : (sorted.length <= APPEND_FEW_MAX ? APPEND_FEW_SQL : APPEND_SET_SQL)(params);
     for (let attempt = 0; ; attempt++) {
       try {
-        const { rows } = await this.pool.query<AppendRow & { idx: number }>((sorted.length <= APPEND_FEW_MAX ? APPEND_FEW_SQL : APPEND_SET_SQL)(params));
+        const { rows } = await this.pool.query<AppendRow & { idx: number }>(sql);
         const out: GroupOutcome<AppendResult>[] = new Array(items.length);
         for (const r of rows) {
           const it = sorted[r.idx - 1];
-          out[order[r.idx - 1]] = this.outcomeOf(it.streamId, it.expected, r);
+          out[order[r.idx - 1]] = this.outcomeOf(it.streamId, it.expected, r, it.claim);
         }
         return out;
       } catch (e) {
         if (RETRY_GROUP.has((e as { code?: string }).code ?? '') && attempt < 3) continue;
-        return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected).catch((err: Error) => err)));
+        return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected, it.claim).catch((err: Error) => err)));
       }
     }
   }
 
-  private outcomeOf(streamId: string, expected: ExpectedRevision, r: AppendRow | undefined): AppendResult | Error {
+  private outcomeOf(streamId: string, expected: ExpectedRevision, r: AppendRow | undefined, claim?: AppendClaim): AppendResult | Error {
+    if (r?.outcome === 'claimed') return new ClaimTakenError(streamId, claim?.name ?? '');
     if (!r || r.outcome === 'conflict') {
       return new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
     }
@@ -781,10 +951,10 @@ export class PostgresEventStore implements EventStore {
     return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
   }
 
-  private async appendAlone(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  private async appendAlone(streamId: string, events: NewEvent[], expected: ExpectedRevision, claim?: AppendClaim): Promise<AppendResult> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.appendOnce(streamId, events, expected);
+        return await this.appendOnce(streamId, events, expected, claim);
       } catch (e) {
         // 23505: a concurrent append created this stream (or wrote these ids) first; there was no stream row to
         // lock. It has committed by now, so a retry locks its row and decides properly: `any` appends after it,
@@ -800,8 +970,9 @@ export class PostgresEventStore implements EventStore {
     return rows.length ? BigInt(rows[0].revision) : 'no_stream';
   }
 
-  private async appendOnce(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (!this.options.beforeCommit) return this.appendInOneTrip(streamId, events, expected);
+  private async appendOnce(streamId: string, events: NewEvent[], expected: ExpectedRevision, claim?: AppendClaim): Promise<AppendResult> {
+    if (!this.options.beforeCommit) return this.appendInOneTrip(streamId, events, expected, claim);
+    if (claim) throw new Error('claims are taken by the one-statement append only (not with the test-only beforeCommit)');
     if (hasNul(jsonArrayOf(events.map((e) => [e.data, e.metadata ?? {}])))) throw nulRefused(streamId);
     const client = await this.pool.connect();
     try {
@@ -854,14 +1025,15 @@ export class PostgresEventStore implements EventStore {
    * The append as one statement (es.append_few with one stream, which es.append_events wraps since
    * EventStoreAppend010: called directly, without the wrapper's own call): one round trip, its own transaction.
    */
-  private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision, claim?: AppendClaim): Promise<AppendResult> {
     const data = jsonArrayOf(events.map((e) => e.data));
     const metadata = jsonArrayOf(events.map((e) => e.metadata ?? {}));
     if (hasNul(data) || hasNul(metadata)) throw nulRefused(streamId);
-    const { rows } = await this.pool.query<AppendRow>(APPEND_FEW_SQL([
+    const params = [
       pgArray([streamId]), pgArray([typeof expected === 'bigint' ? expected.toString() : expected]), pgArray([events.length]),
-      pgArray(events.map((e) => e.id)), pgArray(events.map((e) => e.type)), data, metadata]));
-    const out = this.outcomeOf(streamId, expected, rows[0]);
+      pgArray(events.map((e) => e.id)), pgArray(events.map((e) => e.type)), data, metadata];
+    const { rows } = await this.pool.query<AppendRow>(claim ? APPEND_FEW_CLAIMS_SQL([...params, ...claimParams([{ claim }])]) : APPEND_FEW_SQL(params));
+    const out = this.outcomeOf(streamId, expected, rows[0], claim);
     if (out instanceof Error) throw out;
     return out;
   }
@@ -1197,6 +1369,7 @@ export class PostgresEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.claimsPurge) clearInterval(this.claimsPurge);
     // an announcement still pending goes out now
     if (this.announceTimer) await this.notifyNow();
     await this.listening;

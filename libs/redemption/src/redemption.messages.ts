@@ -1,6 +1,6 @@
 import { Controller, Inject } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { PATTERNS } from '@loyalty/contracts';
+import { IdempotencyClaim, PATTERNS } from '@loyalty/contracts';
 import { reply } from '@loyalty/messaging';
 import type { CommandHandler, WireHead } from '@loyalty/event-store';
 import { COMMAND_HANDLER } from '@loyalty/platform';
@@ -44,8 +44,8 @@ export class RedemptionMessages {
   quote(@Payload() p: T & { body: QuoteInput }) { return reply(() => this.reservations.quote(p.tenant, p.body)); }
 
   @MessagePattern(P.reserve)
-  reserve(@Payload() p: T & { body: ReserveInput; idempotency_key?: string }) {
-    return reply(() => this.reservations.reserve(p.tenant, p.body, { idempotencyKey: p.idempotency_key }));
+  reserve(@Payload() p: T & { body: ReserveInput; idempotency_key?: string; idempotency?: IdempotencyClaim }) {
+    return reply(() => this.reservations.reserve(p.tenant, p.body, { idempotencyKey: p.idempotency?.key ?? p.idempotency_key, claim: p.idempotency }));
   }
 
   @MessagePattern(P.confirmReservation)

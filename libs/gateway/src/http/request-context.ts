@@ -11,6 +11,11 @@ export interface GatewayRequest extends FastifyRequest {
   requestId: string;
   auth?: AuthContext;
   admin?: boolean;
+  /**
+   * The Idempotency-Key of a route whose command claims it itself (`@Idempotent({ claimedByCommand: true })`),
+   * and the request's fingerprint: the handler passes both to the command (IdempotencyInterceptor).
+   */
+  idempotency?: { key: string; fingerprint: string };
 }
 
 /** A request header's value as Express's `req.header(name)` gave it (Node joins repeated headers). */

@@ -5,17 +5,26 @@ import { pathOf } from '@loyalty/runtime';
 import { createHash } from 'node:crypto';
 import { Pool } from 'pg';
 import { Observable, from, lastValueFrom } from 'rxjs';
-import { prepared, problem, validation } from '@loyalty/platform';
+import { AppConfig, prepared, problem, validation } from '@loyalty/platform';
 import { GroupCommitter } from '@loyalty/event-store';
-import { PG_POOL } from '../tokens';
+import { APP_CONFIG, PG_POOL } from '../tokens';
 import { GatewayRequest, headerOf } from '../http/request-context';
 
 export const IDEMPOTENT_KEY = 'loyalty:idempotent';
 /**
  * Marks a non-event write whose Idempotency-Key header is honoured (interface-spec "Errors"). The
  * interceptor is bound to these routes only: reads do not pay for an interceptor chain.
+ *
+ * `claimedByCommand`: the route's command keeps the key's promises itself, on the PostgreSQL event
+ * store (issue 7, nineteenth round): it records the key on the member stream (a retry finds what the
+ * first call did and answers as it did) and claims the key, with the request's fingerprint, in the
+ * same transaction as its events (AppendClaim: a key held for another member or another body is a
+ * 409 `idempotency-key-reused`). The interceptor then only checks the key and hands it on with the
+ * fingerprint (`req.idempotency`); no record is written before and after the call. With the
+ * EventStoreDB adapter (no claims) such a route is served as any other.
  */
-export const Idempotent = () => applyDecorators(SetMetadata(IDEMPOTENT_KEY, true), UseInterceptors(IdempotencyInterceptor));
+export const Idempotent = (options: { claimedByCommand?: boolean } = {}) =>
+  applyDecorators(SetMetadata(IDEMPOTENT_KEY, options.claimedByCommand ? 'command' : true), UseInterceptors(IdempotencyInterceptor));
 
 const RETENTION = "interval '30 days'";
 /** A record still in progress after this long belongs to a crashed call and may be taken over. */
@@ -55,6 +64,17 @@ export const forgetResponsesAbout = async (pool: Pool, tenant: string, memberId:
     [tenant, JSON.stringify(memberId)]);
 };
 
+const checkedKey = (key: string): string => {
+  if (key.length === 0 || key.length > 255) {
+    throw validation([{ path: '/headers/idempotency-key', message: 'Idempotency-Key must be 1 to 255 characters' }]);
+  }
+  return key;
+};
+
+/** What a key stands for: method, path and body (canonical JSON), hashed. The same key with another fingerprint is a 409. */
+const fingerprintOf = (req: GatewayRequest): string =>
+  createHash('sha256').update(`${req.method} ${pathOf(req)}\n${canonical(req.body)}`).digest('hex');
+
 type Row = { request_hash: string; state: string; response_status: number | null; response_body: unknown; age: number };
 type Claim = { tenant: string; key: string; hash: string };
 type Result = { tenant: string; key: string; status: number; body: string };
@@ -73,7 +93,11 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
    */
   private readonly claims = new GroupCommitter<Claim, boolean>((items) => this.claimMany(items), 500, 2);
   private readonly results = new GroupCommitter<Result, void>((items) => this.recordMany(items), 500, 2);
-  constructor(private readonly reflector: Reflector, @Inject(PG_POOL) private readonly pool: Pool) {}
+  /** Whether routes marked `claimedByCommand` leave the key to their command (the event store takes claims). */
+  private readonly commandsClaim: boolean;
+  constructor(private readonly reflector: Reflector, @Inject(PG_POOL) private readonly pool: Pool, @Inject(APP_CONFIG) config: AppConfig) {
+    this.commandsClaim = config.eventStore === 'postgres';
+  }
 
   /**
    * Takes each key that is free (new, lapsed, or left in progress by a crashed call): true for the
@@ -103,20 +127,23 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (!this.reflector.getAllAndOverride<boolean>(IDEMPOTENT_KEY, [context.getHandler(), context.getClass()])) return next.handle();
+    const mode = this.reflector.getAllAndOverride<boolean | 'command'>(IDEMPOTENT_KEY, [context.getHandler(), context.getClass()]);
+    if (!mode) return next.handle();
     const req = context.switchToHttp().getRequest<GatewayRequest>();
     const res = context.switchToHttp().getResponse<FastifyReply>();
     const key = headerOf(req, 'idempotency-key');
     if (key === undefined || !req.auth) return next.handle();
+    if (mode === 'command' && this.commandsClaim) {
+      req.idempotency = { key: checkedKey(key), fingerprint: fingerprintOf(req) };
+      return next.handle();
+    }
     return from(this.run(req, res, key, next));
   }
 
   private async run(req: GatewayRequest, res: FastifyReply, key: string, next: CallHandler): Promise<unknown> {
-    if (key.length === 0 || key.length > 255) {
-      throw validation([{ path: '/headers/idempotency-key', message: 'Idempotency-Key must be 1 to 255 characters' }]);
-    }
+    checkedKey(key);
     const tenant = req.auth!.tenant;
-    const hash = createHash('sha256').update(`${req.method} ${pathOf(req)}\n${canonical(req.body)}`).digest('hex');
+    const hash = fingerprintOf(req);
     if (!(await this.claims.submit({ tenant, key, hash }))) {
       const { rows } = await this.pool.query<Row>(
         `select request_hash, state, response_status, response_body, extract(epoch from now() - created_at)::float as age

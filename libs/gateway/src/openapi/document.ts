@@ -121,7 +121,7 @@ export const routeFacts = (app: INestApplicationContext): Map<string, RouteFacts
           admin: meta<boolean>(ADMIN_KEY) === true,
           public: meta<boolean>(PUBLIC_ROUTE) === true,
           scopes: meta<string[]>(SCOPES_KEY) ?? [],
-          idempotent: meta<boolean>(IDEMPOTENT_KEY) === true,
+          idempotent: Boolean(meta<boolean | 'command'>(IDEMPOTENT_KEY)),
         });
       }
     }

@@ -1,4 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { ReserveReply } from '@loyalty/domain-redemption';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
@@ -23,12 +25,15 @@ export class ReservationsController {
     return { data: await this.bus.request(req, P.quote, { body }, body.member_id) };
   }
 
+  /** The Idempotency-Key is the command's to keep (recorded on the member stream and claimed with its append). */
   @Post('redemption-reservations')
   @RequireScopes('act')
-  @Idempotent()
-  async reserve(@Req() req: GatewayRequest, @Body() body: ReserveDto) {
+  @Idempotent({ claimedByCommand: true })
+  async reserve(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Body() body: ReserveDto) {
     const idempotency_key = headerOf(req, 'idempotency-key');
-    return { data: await this.bus.request(req, P.reserve, { body, idempotency_key }, body.member_id) };
+    const out = await this.bus.request<ReserveReply>(req, P.reserve, { body, idempotency_key, idempotency: req.idempotency }, body.member_id);
+    if (out.replayed && req.idempotency) res.header('Idempotent-Replay', 'true');
+    return { data: out.reservation };
   }
 
   @Get('redemption-reservations/:id')

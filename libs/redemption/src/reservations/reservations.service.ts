@@ -2,8 +2,10 @@ import {
   MemberAggregate, Quote, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
-import { ReservationView, reservationView } from '@loyalty/domain-redemption';
+import { ReservationView, ReserveReply, reservationView } from '@loyalty/domain-redemption';
 import { CommandBus } from '@loyalty/messaging';
+import { ClaimTakenError } from '@loyalty/event-store';
+import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, idempotencyClaimName } from '@loyalty/contracts';
 import { ProgramStore } from '@loyalty/programs';
 import { MemberSpending, settled } from '../member-spending';
 import { RedemptionRows, ReservationRow } from '../projections/redemption-rows';
@@ -33,17 +35,24 @@ export class ReservationsService {
 
   /**
    * POST /v1/redemption-reservations. As with redemptions, the Idempotency-Key is recorded on the
-   * member stream, so a retry finds the reservation it opened and answers as the first call did.
+   * member stream, so a retry finds the reservation it opened and answers as the first call did
+   * (`replayed`). With `claim` (the gateway left the key to this command) the append also claims
+   * the key for the programme, with the request's fingerprint: the key already held for another
+   * member or another request is a 409 `idempotency-key-reused`, decided in the append's own
+   * transaction.
    */
-  async reserve(tenant: string, input: ReserveInput, opts: { idempotencyKey?: string }): Promise<ReservationView> {
+  async reserve(tenant: string, input: ReserveInput, opts: { idempotencyKey?: string; claim?: IdempotencyClaim }): Promise<ReserveReply> {
     const memberId = await resolveMember(this.bus, tenant, input.member_id);
     const settings = await spendingSettings(this.programs, tenant);
     const reservationId = newId('RS');
     const cause = opts.idempotencyKey ? `reserve:${opts.idempotencyKey}` : null;
+    const claim = opts.claim
+      ? { name: idempotencyClaimName(tenant, opts.claim.key), fingerprint: opts.claim.fingerprint, ttlSeconds: IDEMPOTENCY_RETENTION_SECONDS }
+      : undefined;
     const cartRef = input.cart_ref ?? null;
     const at = settings.now.toISOString();
     const expiresAt = new Date(settings.now.getTime() + settings.reservationTtlSeconds * 1000).toISOString();
-    const out = await this.spending.decide(tenant, memberId, (s) => {
+    const decided = this.spending.decide(tenant, memberId, (s) => {
       const prior = cause ? reservationByCause(s, cause) : null;
       if (prior) return { events: [], result: prior.id };
       return {
@@ -53,6 +62,7 @@ export class ReservationsService {
           expires_at: expiresAt, cause, at,
         }),
         result: reservationId,
+        claim,
       };
     }, (s, id) => {
       const r = s.reservations.get(id)!;
@@ -64,7 +74,11 @@ export class ReservationsService {
       // the response the first call gave
       return { view: { ...reservationView(r, memberId), status: 'open' as const, order_ref: null, ledger_entry_id: null }, replay: true };
     });
-    return out.view;
+    const out = await decided.catch((e: unknown) => {
+      if (e instanceof ClaimTakenError) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request');
+      throw e;
+    });
+    return { reservation: out.view, replayed: out.replay };
   }
 
   /**
