@@ -1435,6 +1435,66 @@ describe('conformance with interface-spec.md and decisions.md (black box, real H
       expect((await member(p.key, m.id)).balances.available_cents).toBe(900);
     });
 
+    it('a reservation with the same key holds once; the key again with another body or for another member → 409 idempotency-key-reused', async () => {
+      const [m, other] = [await enrol(p.key), await enrol(p.key)];
+      await credit(p.key, m.id, 1_000);
+      await credit(p.key, other.id, 1_000);
+      const h = { 'Idempotency-Key': `rs-${randomUUID()}` };
+      const body = { member_id: m.id, amount_cents: 200, cart_ref: 'cart-1', eligible_total_cents: 5_000, payment_method: 'card' };
+      const reserve = (b: Record<string, unknown>, headers: Record<string, string> = h) => app.http('POST', '/v1/redemption-reservations', { key: p.key, body: b, headers });
+      const a = await reserve(body);
+      const b = await reserve(body);
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(a.headers.get('idempotent-replay')).toBeNull();
+      expect(b.headers.get('idempotent-replay')).toBe('true');
+      expect(b.body).toEqual(a.body);
+      expectProblem(await reserve({ ...body, amount_cents: 300 }), 409, 'idempotency-key-reused');
+      expectProblem(await reserve({ ...body, eligible_total_cents: 6_000 }), 409, 'idempotency-key-reused');
+      expectProblem(await reserve({ ...body, member_id: other.id }), 409, 'idempotency-key-reused');
+      // held once, on the first member only; the other member's points untouched
+      expect((await member(p.key, m.id)).balances).toMatchObject({ reserved_cents: 200, spendable_cents: 800 });
+      expect((await member(p.key, other.id)).balances).toMatchObject({ reserved_cents: 0, spendable_cents: 1_000 });
+      // after the reservation was confirmed, the same call still answers as the first one did
+      expect((await app.http('POST', `/v1/redemption-reservations/${a.body.data.id}/confirm`, { key: p.key, body: { order_ref: 'o-1' } })).status).toBe(200);
+      const c = await reserve(body);
+      expect(c.status).toBe(201);
+      expect(c.body).toEqual(a.body);
+      expect((await member(p.key, m.id)).balances).toMatchObject({ available_cents: 800, reserved_cents: 0 });
+      // a key is the programme's: the test partition does not see the live one's
+      const t = await enrol(p.testKey);
+      await credit(p.testKey, t.id, 1_000);
+      const sandbox = await app.http('POST', '/v1/redemption-reservations', { key: p.testKey, body: { ...body, member_id: t.id }, headers: h });
+      expect(sandbox.status).toBe(201);
+      expect(sandbox.headers.get('idempotent-replay')).toBeNull();
+    });
+
+    it('the same reservation key sent by six callers at once, for two members: one reservation; the rest replay it or are refused', async () => {
+      const [m, other] = [await enrol(p.key), await enrol(p.key)];
+      await credit(p.key, m.id, 1_000);
+      await credit(p.key, other.id, 1_000);
+      const h = { 'Idempotency-Key': `rs-conc-${randomUUID()}` };
+      const body = { member_id: m.id, amount_cents: 100, cart_ref: 'cart-c', eligible_total_cents: 5_000, payment_method: 'card' };
+      const rs = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+        app.http('POST', '/v1/redemption-reservations', { key: p.key, body: i % 2 ? { ...body, member_id: other.id } : body, headers: h })));
+      const created = rs.filter((r) => r.status === 201);
+      expect(created.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(created.map((r) => r.body.data.id)).size).toBe(1);
+      for (const r of rs.filter((x) => x.status !== 201)) expect(r.status).toBe(409);
+      const held = [(await member(p.key, m.id)).balances.reserved_cents, (await member(p.key, other.id)).balances.reserved_cents];
+      expect(held.sort()).toEqual([0, 100]);
+    });
+
+    it('a reservation refused (422) does not keep its key: the same key with a valid body runs', async () => {
+      const m = await enrol(p.key);
+      await credit(p.key, m.id, 1_000);
+      const h = { 'Idempotency-Key': `rs-fail-${randomUUID()}` };
+      const body = { member_id: m.id, amount_cents: 5_000, cart_ref: 'cart-f', eligible_total_cents: 10_000, payment_method: 'card' };
+      expect((await app.http('POST', '/v1/redemption-reservations', { key: p.key, body, headers: h })).status).toBe(422);
+      const ok = await app.http('POST', '/v1/redemption-reservations', { key: p.key, body: { ...body, amount_cents: 100 }, headers: h });
+      expect(ok.status).toBe(201);
+      expect(ok.headers.get('idempotent-replay')).toBeNull();
+    });
+
     it('a failed first call is not remembered: the same key runs again', async () => {
       const m = await enrol(p.key);
       const h = { 'Idempotency-Key': `fail-${randomUUID()}` };

@@ -56,7 +56,7 @@ export type MemberEvent =
   /** a due tier review kept the tier; the next review moves */
   | { type: 'TierReviewed'; data: { at: string; review_at: string | null } }
   | { type: 'OrderActivityRecorded'; data: { order_ref: string; at: string; spend_cents: number; orders: number; /** idempotency: a retried order event finds it */ cause?: string } }
-  | { type: 'ReservationOpened'; data: { reservation_id: string; amount_cents: number; cart_ref: string | null; expires_at: string; at: string; cause?: string } }
+  | { type: 'ReservationOpened'; data: { reservation_id: string; amount_cents: number; cart_ref: string | null; expires_at: string; at: string; cause?: string; /** the request's fingerprint, when its Idempotency-Key was claimed with it */ fingerprint?: string } }
   | { type: 'ReservationConfirmed'; data: { reservation_id: string; order_ref: string; entry_id: string; at: string } }
   | { type: 'ReservationReleased'; data: { reservation_id: string; at: string; reason: 'released' | 'expired' | 'erasure' } }
   | { type: 'VoucherIssued'; data: { redemption_id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; order_ref: string | null; expires_at: string | null; at: string } }

@@ -184,6 +184,8 @@ export interface OpenReservation {
   expires_at: string;
   /** idempotency cause (e.g. `reserve:<Idempotency-Key>`), or null */
   cause: string | null;
+  /** the request's fingerprint, when its Idempotency-Key is claimed with the append (a retry must match it) */
+  fingerprint?: string;
   at: string;
 }
 
@@ -203,6 +205,7 @@ export const decideOpenReservation = (s: MemberAggregate, rules: SpendingRules, 
   return [{ type: 'ReservationOpened', data: {
     reservation_id: cmd.reservation_id, amount_cents: cmd.amount_cents, cart_ref: cmd.cart_ref, expires_at: cmd.expires_at, at: cmd.at,
     ...(cmd.cause ? { cause: cmd.cause } : {}),
+    ...(cmd.cause && cmd.fingerprint ? { fingerprint: cmd.fingerprint } : {}),
   } }];
 };
 

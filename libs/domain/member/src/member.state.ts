@@ -23,7 +23,11 @@ export interface Entry extends EntryData {
  */
 export interface Lot { entry_id: string; remaining_cents: number; expires_at: string | null; expires_ms: number | null; expired: boolean }
 
-export interface Reservation { id: string; amount_cents: number; cart_ref: string | null; status: 'open' | 'confirmed' | 'released' | 'expired'; order_ref: string | null; entry_id: string | null; expires_at: string; created_at: string }
+export interface Reservation {
+  id: string; amount_cents: number; cart_ref: string | null; status: 'open' | 'confirmed' | 'released' | 'expired'; order_ref: string | null; entry_id: string | null; expires_at: string; created_at: string;
+  /** the opening request's fingerprint (method, path, body hashed), when its Idempotency-Key was claimed with it: a retry must match it */
+  fingerprint?: string;
+}
 export interface Voucher { id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string }
 
 export interface ActivitySums { spend: number[]; points: number[]; orders: number[] }
@@ -516,7 +520,9 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       return s;
     case 'ReservationOpened': {
       const d = event.data;
-      s.reservations.set(d.reservation_id, { id: d.reservation_id, amount_cents: d.amount_cents, cart_ref: d.cart_ref, status: 'open', order_ref: null, entry_id: null, expires_at: d.expires_at, created_at: d.at });
+      const r: Reservation = { id: d.reservation_id, amount_cents: d.amount_cents, cart_ref: d.cart_ref, status: 'open', order_ref: null, entry_id: null, expires_at: d.expires_at, created_at: d.at };
+      if (d.fingerprint) r.fingerprint = d.fingerprint;
+      s.reservations.set(d.reservation_id, r);
       s.reserved += d.amount_cents;
       if (d.cause) addCause(s, d.cause, [d.reservation_id]); // a retried reserve finds its reservation
       return s;

@@ -59,7 +59,7 @@ export class ReservationsService {
         events: decideOpenReservation(s, settings.rules, {
           reservation_id: reservationId, amount_cents: input.amount_cents, cart_ref: cartRef,
           eligible_total_cents: input.eligible_total_cents ?? null, payment_method: input.payment_method ?? null,
-          expires_at: expiresAt, cause, at,
+          expires_at: expiresAt, cause, fingerprint: opts.claim?.fingerprint, at,
         }),
         result: reservationId,
         claim,
@@ -68,7 +68,9 @@ export class ReservationsService {
       const r = s.reservations.get(id)!;
       this.rows.rememberOwner(tenant, id, memberId);
       if (id === reservationId) return { view: reservationView(r, memberId), replay: false };
-      if (r.amount_cents !== input.amount_cents || r.cart_ref !== cartRef) {
+      // the same key for another request: by its fingerprint when the first call recorded one, else by what the reservation holds
+      const fingerprint = opts.claim?.fingerprint;
+      if (r.fingerprint && fingerprint ? r.fingerprint !== fingerprint : r.amount_cents !== input.amount_cents || r.cart_ref !== cartRef) {
         throw problem('idempotency-key-reused', 'This Idempotency-Key was used for a different reservation');
       }
       // the response the first call gave
