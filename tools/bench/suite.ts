@@ -54,7 +54,12 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runOneBaseline, runPgbe
  *   BENCH_PERF             0           1: also count the instructions per operation of the service and of PostgreSQL
  *                          (`perf stat`): unmoved by the host's CPU speed, but counting is intrusive on this VM (the
  *                          throughput about halves, batches get smaller): compare counts only between counted runs
+ *   BENCH_NO_IDEM          0           1: reserve without an Idempotency-Key (diagnostic: what the key costs; the
+ *                          scenario's figure is with a key, as a merchant sends it)
  *   BENCH_OUT              path of the JSON result (default: $TMPDIR/loyalty-bench-<mode>-<time>.json)
+ *
+ * Each measured load is preceded by a line `[bench] measured load starts (<time>)` on stderr: a mark
+ * for tools that watch a run (statement statistics reset at that moment, a profile's window).
  */
 
 const QUICK = env('BENCH_QUICK', 0) > 0;
@@ -294,7 +299,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
           (context as Pair).i = i;
           (context as Pair).id = undefined;
           return {
-            ...req, headers: process.env.BENCH_NO_IDEM ? req.headers : { ...req.headers, 'idempotency-key': `rsv-${c.tag}-${i}` },
+            ...req, headers: env('BENCH_NO_IDEM', 0) > 0 ? req.headers : { ...req.headers, 'idempotency-key': `rsv-${c.tag}-${i}` },
             body: JSON.stringify({ member_id: ids[i % ids.length], amount_cents: 100, cart_ref: `cart-${c.tag}-${i}`, eligible_total_cents: 10_000, payment_method: 'card' }),
           };
         },
