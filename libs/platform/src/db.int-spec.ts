@@ -1,4 +1,4 @@
-import { createPool, poolConfig, prepared, preparedShapes, unknownArrayLengths } from './db';
+import { ASYNC_COMMIT, createPool, poolConfig, prepared, preparedShapes, unknownArrayLengths } from './db';
 
 /**
  * A PostgreSQL restart terminates every backend. A client checked out at that moment used to emit
@@ -115,5 +115,38 @@ describe('prepared statements', () => {
 
   it('a connection string that is not a URL is passed on as it is, with JIT off', () => {
     expect(poolConfig('/var/run/postgresql loyalty', 2)).toEqual({ connectionString: '/var/run/postgresql loyalty', max: 2, options: '-c jit=off' });
+  });
+});
+
+/**
+ * ASYNC_COMMIT (issue 7, nineteenth round): a statement that carries it commits its own implicit
+ * transaction without waiting for the WAL flush, and nothing after it is affected.
+ */
+describe('ASYNC_COMMIT', () => {
+  const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+  it('turns synchronous_commit off for the statement\'s transaction only', async () => {
+    const pool = createPool(url, 1);
+    const setting = async (q: { query: (s: string) => Promise<{ rows: { s: string }[] }> }) => (await q.query(`select current_setting('synchronous_commit') as s`)).rows[0].s;
+    try {
+      expect(await setting(pool)).toBe('on');
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await client.query(`select x.n from (select 1 as n) x cross join ${ASYNC_COMMIT}`);
+        // the rest of the statement's transaction commits asynchronously
+        expect(await setting(client)).toBe('off');
+        await client.query('commit');
+        // and the next one is as the connection was
+        expect(await setting(client)).toBe('on');
+      } finally {
+        client.release();
+      }
+      // alone (its own implicit transaction): the same connection is back to synchronous commits after it
+      expect((await pool.query<{ n: number }>(`select x.n from (select 7 as n) x cross join ${ASYNC_COMMIT}`)).rows).toEqual([{ n: 7 }]);
+      expect(await setting(pool)).toBe('on');
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -107,6 +107,20 @@ export const unknownArrayLengths = (text: string): string =>
   }).join(', ')})`);
 
 /**
+ * A FROM item that makes the statement's own (implicit) transaction commit without waiting for its
+ * WAL to reach the disk (`synchronous_commit = off` for this transaction only: `set_config(…, true)`),
+ * with no statement of its own: `select f.* from some_function($1) f cross join ${ASYNC_COMMIT}`.
+ *
+ * Only for writes that a PostgreSQL crash may lose because they are redone anyway (issue 7,
+ * nineteenth round): the ingest queue's lease and outcomes (a lost lease or outcome puts the event
+ * back; processing it again is idempotent: deterministic event ids). What such a statement wrote is
+ * visible to everyone at once, as with any commit, and every later synchronous commit (the appends
+ * of the events it leased, say) flushes it with its own WAL. Never for the event store's appends,
+ * the queue's accepted events, or anything a reply promises is kept.
+ */
+export const ASYNC_COMMIT = `(select set_config('synchronous_commit', 'off', true)) as async_commit`;
+
+/**
  * A statement PostgreSQL parses once per connection and, after five runs, plans once too (a named,
  * prepared statement on its generic plan). Only for statements whose generic plan is the plan a
  * custom one would be: index probes per row, whatever the row counts (a generic plan assumes 10

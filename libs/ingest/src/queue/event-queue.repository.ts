@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { GroupCommitter } from '@loyalty/event-store';
 import type { EventStatusValue, InboundEvent, InboundEventType } from '@loyalty/contracts';
-import { prepared } from '@loyalty/platform';
+import { ASYNC_COMMIT, prepared } from '@loyalty/platform';
 import type { Carrier } from '@loyalty/platform';
 
 /** A row of `ingest.events` as the service reads it. */
@@ -51,15 +51,20 @@ const COLUMNS = `seq, tenant, id, idempotency_key, type, order_ref, partition_ke
   error, ledger_entry_ids, attempts, received_at, processed_at`;
 const RETENTION = "interval '30 days'";
 
-/** The claim (a function: it plans its own statement), prepared. */
-const CLAIM_SQL = prepared('ingest_claim', 'select * from ingest.claim_events($1, $2)');
+/**
+ * The claim (a function: it plans its own statement), prepared. Its commit does not wait for the disk
+ * (ASYNC_COMMIT): a lease lost with a PostgreSQL crash leaves the event to be claimed again.
+ */
+const CLAIM_SQL = prepared('ingest_claim', `select c.* from ingest.claim_events($1, $2) c cross join ${ASYNC_COMMIT}`);
 
 /**
  * Outcomes, each written only while its caller still holds the lease (one JSON array of outcomes:
  * an array per column had the pg driver escape every element again), by ingest.finish_events
  * (IngestFinish006): a primary-key probe per outcome. Answers the numbers (n) of the outcomes written.
+ * Its commit does not wait for the disk (ASYNC_COMMIT): an outcome lost with a PostgreSQL crash puts
+ * the event back, and processing it again finds its effects already appended (deterministic ids).
  */
-const FINISH_SQL = prepared('ingest_finish', 'select n from ingest.finish_events($1::jsonb) as f(n)');
+const FINISH_SQL = prepared('ingest_finish', `select f.n from ingest.finish_events($1::jsonb) as f(n) cross join ${ASYNC_COMMIT}`);
 /** The newest event of a tenant (events_by_tenant, backwards), prepared. */
 const NEWEST_SQL = prepared('ingest_newest', 'select max(seq) as newest from ingest.events where tenant = $1');
 /**
