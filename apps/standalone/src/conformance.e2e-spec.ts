@@ -1435,6 +1435,29 @@ describe('conformance with interface-spec.md and decisions.md (black box, real H
       expect((await member(p.key, m.id)).balances.available_cents).toBe(900);
     });
 
+    it('a redemption\'s key again with another body or for another member → 409 idempotency-key-reused; the replay after a void answers as the first call', async () => {
+      const [m, other] = [await enrol(p.key), await enrol(p.key)];
+      await credit(p.key, m.id, 1_000);
+      await credit(p.key, other.id, 1_000);
+      const h = { 'Idempotency-Key': `rd2-${randomUUID()}` };
+      const body = { amount_cents: 150, mode: 'voucher' };
+      const redeem = (mid: string, b: Record<string, unknown>) => app.http('POST', `/v1/members/${mid}/redemptions`, { key: p.key, body: b, headers: h });
+      const a = await redeem(m.id, body);
+      expect(a.status).toBe(201);
+      expect(a.headers.get('idempotent-replay')).toBeNull();
+      expectProblem(await redeem(m.id, { ...body, amount_cents: 160 }), 409, 'idempotency-key-reused');
+      expectProblem(await redeem(m.id, { ...body, order_ref: 'O-other' }), 409, 'idempotency-key-reused');
+      expectProblem(await redeem(other.id, body), 409, 'idempotency-key-reused');
+      expect((await member(p.key, m.id)).balances.available_cents).toBe(850);
+      expect((await member(p.key, other.id)).balances.available_cents).toBe(1_000);
+      expect((await app.http('POST', `/v1/redemptions/${a.body.data.id}/void`, { key: p.key })).status).toBe(200);
+      const b = await redeem(m.id, body);
+      expect(b.status).toBe(201);
+      expect(b.headers.get('idempotent-replay')).toBe('true');
+      expect(b.body).toEqual(a.body);
+      expect((await member(p.key, m.id)).balances.available_cents).toBe(1_000);
+    });
+
     it('a reservation with the same key holds once; the key again with another body or for another member → 409 idempotency-key-reused', async () => {
       const [m, other] = [await enrol(p.key), await enrol(p.key)];
       await credit(p.key, m.id, 1_000);

@@ -24,8 +24,8 @@ export class RedemptionMessages {
   ) {}
 
   @MessagePattern(P.create)
-  create(@Payload() p: T & { member_id: string; body: CreateRedemptionInput; idempotency_key?: string }) {
-    return reply(() => this.vouchers.create(p.tenant, p.member_id, p.body, { idempotencyKey: p.idempotency_key, actor: p.actor }));
+  create(@Payload() p: T & { member_id: string; body: CreateRedemptionInput; idempotency_key?: string; idempotency?: IdempotencyClaim }) {
+    return reply(() => this.vouchers.create(p.tenant, p.member_id, p.body, { idempotencyKey: p.idempotency?.key ?? p.idempotency_key, claim: p.idempotency, actor: p.actor }));
   }
 
   @MessagePattern(P.confirm)

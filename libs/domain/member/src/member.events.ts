@@ -59,7 +59,7 @@ export type MemberEvent =
   | { type: 'ReservationOpened'; data: { reservation_id: string; amount_cents: number; cart_ref: string | null; expires_at: string; at: string; cause?: string; /** the request's fingerprint, when its Idempotency-Key was claimed with it */ fingerprint?: string } }
   | { type: 'ReservationConfirmed'; data: { reservation_id: string; order_ref: string; entry_id: string; at: string } }
   | { type: 'ReservationReleased'; data: { reservation_id: string; at: string; reason: 'released' | 'expired' | 'erasure' } }
-  | { type: 'VoucherIssued'; data: { redemption_id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; order_ref: string | null; expires_at: string | null; at: string } }
+  | { type: 'VoucherIssued'; data: { redemption_id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; order_ref: string | null; expires_at: string | null; at: string; /** the request's fingerprint, when its Idempotency-Key was claimed with it */ fingerprint?: string } }
   | { type: 'VoucherUsed'; data: { redemption_id: string; order_ref: string; at: string } }
   | { type: 'VoucherRestored'; data: { redemption_id: string; reverse_entry_id: string; reason: 'voided' | 'expired' | 'erasure'; at: string } }
   | { type: 'MemberErased'; data: { at: string } }

@@ -96,6 +96,8 @@ export interface IssueRedemption {
   expires_at: string | null;
   /** idempotency cause recorded on the redeem entry (e.g. `redeem:<Idempotency-Key>`) */
   cause: string;
+  /** the request's fingerprint, when its Idempotency-Key is claimed with the append (a retry must match it) */
+  fingerprint?: string;
   actor?: string | null;
   at: string;
 }
@@ -122,6 +124,7 @@ export const decideIssueRedemption = (s: MemberAggregate, rules: SpendingRules, 
     { type: 'VoucherIssued', data: {
       redemption_id: cmd.redemption_id, code: cmd.code, mode: cmd.mode, amount_cents: cmd.amount_cents, entry_id: cmd.entry_id,
       order_ref: cmd.order_ref, expires_at: cmd.mode === 'direct' ? null : cmd.expires_at, at: cmd.at,
+      ...(cmd.fingerprint ? { fingerprint: cmd.fingerprint } : {}),
     } },
   ];
 };

@@ -28,7 +28,11 @@ export interface Reservation {
   /** the opening request's fingerprint (method, path, body hashed), when its Idempotency-Key was claimed with it: a retry must match it */
   fingerprint?: string;
 }
-export interface Voucher { id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string }
+export interface Voucher {
+  id: string; code: string; mode: 'voucher' | 'direct'; amount_cents: number; entry_id: string; status: 'created' | 'used' | 'restored' | 'expired'; order_ref: string | null; expires_at: string | null; created_at: string;
+  /** the creating request's fingerprint, when its Idempotency-Key was claimed with it: a retry must match it */
+  fingerprint?: string;
+}
 
 export interface ActivitySums { spend: number[]; points: number[]; orders: number[] }
 
@@ -545,7 +549,9 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
     }
     case 'VoucherIssued': {
       const d = event.data;
-      s.vouchers.set(d.redemption_id, { id: d.redemption_id, code: d.code, mode: d.mode, amount_cents: d.amount_cents, entry_id: d.entry_id, status: d.mode === 'direct' ? 'used' : 'created', order_ref: d.order_ref, expires_at: d.expires_at, created_at: d.at });
+      const v: Voucher = { id: d.redemption_id, code: d.code, mode: d.mode, amount_cents: d.amount_cents, entry_id: d.entry_id, status: d.mode === 'direct' ? 'used' : 'created', order_ref: d.order_ref, expires_at: d.expires_at, created_at: d.at };
+      if (d.fingerprint) v.fingerprint = d.fingerprint;
+      s.vouchers.set(d.redemption_id, v);
       return s;
     }
     case 'VoucherUsed': {

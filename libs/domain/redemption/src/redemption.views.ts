@@ -32,6 +32,9 @@ export const redemptionView = (v: Voucher, memberId: string): RedemptionView => 
   ledger_entry_id: v.entry_id, expires_at: v.expires_at, created_at: v.created_at, member_id: memberId,
 });
 
+/** POST /v1/members/{id}/redemptions over the bus: the redemption, and whether it is the one the same Idempotency-Key created before (as it was then). */
+export interface CreateRedemptionReply { redemption: RedemptionView; replayed: boolean }
+
 /** POST /v1/redemption-reservations over the bus: the reservation, and whether it is the one the same Idempotency-Key opened before (as it was then). */
 export interface ReserveReply { reservation: ReservationView; replayed: boolean }
 

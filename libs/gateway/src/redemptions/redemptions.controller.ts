@@ -1,4 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { CreateRedemptionReply } from '@loyalty/domain-redemption';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
@@ -16,13 +18,15 @@ const P = PATTERNS.redemption;
 export class RedemptionsController {
   constructor(private readonly bus: Bus) {}
 
+  /** The Idempotency-Key is the command's to keep (recorded on the member stream and claimed with its append): a retry never debits twice. */
   @Post('members/:id/redemptions')
   @RequireScopes('act')
-  @Idempotent()
-  async create(@Req() req: GatewayRequest, @Param('id') id: string, @Body() body: CreateRedemptionDto) {
-    // the service records the key on the member stream too: a retry after a crash never debits twice
+  @Idempotent({ claimedByCommand: true })
+  async create(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Param('id') id: string, @Body() body: CreateRedemptionDto) {
     const idempotency_key = headerOf(req, 'idempotency-key');
-    return { data: await this.bus.request(req, P.create, { member_id: id, body, idempotency_key }, id) };
+    const out = await this.bus.request<CreateRedemptionReply>(req, P.create, { member_id: id, body, idempotency_key, idempotency: req.idempotency }, id);
+    if (out.replayed && req.idempotency) res.header('Idempotent-Replay', 'true');
+    return { data: out.redemption };
   }
 
   @Get('redemptions')

@@ -3,7 +3,9 @@ import {
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
-import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
+import { CreateRedemptionReply, RedemptionView, redemptionView } from '@loyalty/domain-redemption';
+import { ClaimTakenError } from '@loyalty/event-store';
+import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, idempotencyClaimName } from '@loyalty/contracts';
 import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
@@ -54,7 +56,7 @@ export class VouchersService {
    * entry's cause on the member stream, so a retry after a crash between the append and the
    * reply finds the redemption it made instead of debiting again, and answers as the first call.
    */
-  async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; actor?: string }): Promise<RedemptionView> {
+  async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; claim?: IdempotencyClaim; actor?: string }): Promise<CreateRedemptionReply> {
     // independent of one another: the member's id, the programme's settings and a free voucher code, at once
     const [memberId, settings, code] = await Promise.all([
       resolveMember(this.bus, tenant, rawMemberId), spendingSettings(this.programs, tenant), this.codes.next(tenant),
@@ -64,17 +66,22 @@ export class VouchersService {
     const redemptionId = newId('RD');
     const entryId = newId('LE');
     const cause = `redeem:${opts.idempotencyKey ?? redemptionId}`;
+    // the gateway left the key to this command: claimed with the append, with the request's fingerprint (see ReservationsService.reserve)
+    const claim = opts.claim
+      ? { name: idempotencyClaimName(tenant, opts.claim.key), fingerprint: opts.claim.fingerprint, ttlSeconds: IDEMPOTENCY_RETENTION_SECONDS }
+      : undefined;
     const at = settings.now.toISOString();
     const expiresAt = mode === 'voucher' ? new Date(settings.now.getTime() + settings.voucherTtlSeconds * 1000).toISOString() : null;
-    const out = await this.spending.decide(tenant, memberId, (s) => {
+    const decided = this.spending.decide(tenant, memberId, (s) => {
       const prior = redemptionByCause(s, cause);
       if (prior) return { events: [], result: prior.id };
       return {
         events: decideIssueRedemption(s, settings.rules, {
           redemption_id: redemptionId, entry_id: entryId, code, mode, amount_cents: input.amount_cents, order_ref: orderRef,
-          expires_at: expiresAt, cause, actor: opts.actor ?? null, at,
+          expires_at: expiresAt, cause, fingerprint: opts.claim?.fingerprint, actor: opts.actor ?? null, at,
         }),
         result: redemptionId,
+        claim,
       };
     }, (s, id) => {
       crashPoint('redemption.create:after-append'); // test-only hook (after the append, before the reply), inert unless LOYALTY_CRASH_POINT names it
@@ -82,12 +89,20 @@ export class VouchersService {
       this.rows.rememberOwner(tenant, id, memberId);
       if (id === redemptionId) return { view: redemptionView(v, memberId), replay: false };
       const original = asCreated(s, v, memberId);
-      if (original.amount_cents !== input.amount_cents || original.mode !== mode || (orderRef !== null && original.order_ref !== orderRef)) {
+      // the same key for another request: by its fingerprint when the first call recorded one, else by what the redemption holds
+      const fingerprint = opts.claim?.fingerprint;
+      if (v.fingerprint && fingerprint
+        ? v.fingerprint !== fingerprint
+        : original.amount_cents !== input.amount_cents || original.mode !== mode || (orderRef !== null && original.order_ref !== orderRef)) {
         throw problem('idempotency-key-reused', 'This Idempotency-Key was used for a different redemption');
       }
       return { view: original, replay: true };
     });
-    return out.view;
+    const out = await decided.catch((e: unknown) => {
+      if (e instanceof ClaimTakenError) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request');
+      throw e;
+    });
+    return { redemption: out.view, replayed: out.replay };
   }
 
   /**
