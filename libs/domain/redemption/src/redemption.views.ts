@@ -32,12 +32,6 @@ export const redemptionView = (v: Voucher, memberId: string): RedemptionView => 
   ledger_entry_id: v.entry_id, expires_at: v.expires_at, created_at: v.created_at, member_id: memberId,
 });
 
-/** POST /v1/members/{id}/redemptions over the bus: the redemption, and whether it is the one the same Idempotency-Key created before (as it was then). */
-export interface CreateRedemptionReply { redemption: RedemptionView; replayed: boolean }
-
-/** POST /v1/redemption-reservations over the bus: the reservation, and whether it is the one the same Idempotency-Key opened before (as it was then). */
-export interface ReserveReply { reservation: ReservationView; replayed: boolean }
-
 export const reservationView = (r: Reservation, memberId: string): ReservationView => ({
   id: r.id, status: r.status, member_id: memberId, amount_cents: r.amount_cents, cart_ref: r.cart_ref, order_ref: r.order_ref,
   ledger_entry_id: r.entry_id, expires_at: r.expires_at, created_at: r.created_at,

@@ -1,8 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { CreateRedemptionReply } from '@loyalty/domain-redemption';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { PATTERNS } from '@loyalty/contracts';
+import { KeyedReply, PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { Bus } from '../http/bus';
@@ -24,9 +23,9 @@ export class RedemptionsController {
   @Idempotent({ claimedByCommand: true })
   async create(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Param('id') id: string, @Body() body: CreateRedemptionDto) {
     const idempotency_key = headerOf(req, 'idempotency-key');
-    const out = await this.bus.request<CreateRedemptionReply>(req, P.create, { member_id: id, body, idempotency_key, idempotency: req.idempotency }, id);
+    const out = await this.bus.request<KeyedReply<unknown>>(req, P.create, { member_id: id, body, idempotency_key, idempotency: req.idempotency }, id);
     if (out.replayed && req.idempotency) res.header('Idempotent-Replay', 'true');
-    return { data: out.redemption };
+    return { data: out.result };
   }
 
   @Get('redemptions')

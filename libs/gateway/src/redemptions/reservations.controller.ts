@@ -1,8 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { ReserveReply } from '@loyalty/domain-redemption';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { PATTERNS } from '@loyalty/contracts';
+import { KeyedReply, PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { Bus } from '../http/bus';
@@ -31,9 +30,9 @@ export class ReservationsController {
   @Idempotent({ claimedByCommand: true })
   async reserve(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Body() body: ReserveDto) {
     const idempotency_key = headerOf(req, 'idempotency-key');
-    const out = await this.bus.request<ReserveReply>(req, P.reserve, { body, idempotency_key, idempotency: req.idempotency }, body.member_id);
+    const out = await this.bus.request<KeyedReply<unknown>>(req, P.reserve, { body, idempotency_key, idempotency: req.idempotency }, body.member_id);
     if (out.replayed && req.idempotency) res.header('Idempotent-Replay', 'true');
-    return { data: out.reservation };
+    return { data: out.result };
   }
 
   @Get('redemption-reservations/:id')

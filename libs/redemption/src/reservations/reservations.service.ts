@@ -2,10 +2,10 @@ import {
   MemberAggregate, Quote, decideConfirmReservation, decideOpenReservation, decideReleaseReservation, quoteRedemption, reservationByCause,
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
-import { ReservationView, ReserveReply, reservationView } from '@loyalty/domain-redemption';
+import { ReservationView, reservationView } from '@loyalty/domain-redemption';
 import { CommandBus } from '@loyalty/messaging';
 import { ClaimTakenError } from '@loyalty/event-store';
-import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, idempotencyClaimName } from '@loyalty/contracts';
+import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, KeyedReply, idempotencyClaimName } from '@loyalty/contracts';
 import { ProgramStore } from '@loyalty/programs';
 import { MemberSpending, settled } from '../member-spending';
 import { RedemptionRows, ReservationRow } from '../projections/redemption-rows';
@@ -41,7 +41,7 @@ export class ReservationsService {
    * member or another request is a 409 `idempotency-key-reused`, decided in the append's own
    * transaction.
    */
-  async reserve(tenant: string, input: ReserveInput, opts: { idempotencyKey?: string; claim?: IdempotencyClaim }): Promise<ReserveReply> {
+  async reserve(tenant: string, input: ReserveInput, opts: { idempotencyKey?: string; claim?: IdempotencyClaim }): Promise<KeyedReply<ReservationView>> {
     const memberId = await resolveMember(this.bus, tenant, input.member_id);
     const settings = await spendingSettings(this.programs, tenant);
     const reservationId = newId('RS');
@@ -80,7 +80,7 @@ export class ReservationsService {
       if (e instanceof ClaimTakenError) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request');
       throw e;
     });
-    return { reservation: out.view, replayed: out.replay };
+    return { result: out.view, replayed: out.replay };
   }
 
   /**

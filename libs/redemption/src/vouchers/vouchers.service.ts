@@ -3,9 +3,9 @@ import {
 } from '@loyalty/domain-member';
 import { newId, notFound, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
-import { CreateRedemptionReply, RedemptionView, redemptionView } from '@loyalty/domain-redemption';
+import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
 import { ClaimTakenError } from '@loyalty/event-store';
-import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, idempotencyClaimName } from '@loyalty/contracts';
+import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, KeyedReply, idempotencyClaimName } from '@loyalty/contracts';
 import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
@@ -56,7 +56,7 @@ export class VouchersService {
    * entry's cause on the member stream, so a retry after a crash between the append and the
    * reply finds the redemption it made instead of debiting again, and answers as the first call.
    */
-  async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; claim?: IdempotencyClaim; actor?: string }): Promise<CreateRedemptionReply> {
+  async create(tenant: string, rawMemberId: string, input: CreateRedemptionInput, opts: { idempotencyKey?: string; claim?: IdempotencyClaim; actor?: string }): Promise<KeyedReply<RedemptionView>> {
     // independent of one another: the member's id, the programme's settings and a free voucher code, at once
     const [memberId, settings, code] = await Promise.all([
       resolveMember(this.bus, tenant, rawMemberId), spendingSettings(this.programs, tenant), this.codes.next(tenant),
@@ -102,7 +102,7 @@ export class VouchersService {
       if (e instanceof ClaimTakenError) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request');
       throw e;
     });
-    return { redemption: out.view, replayed: out.replay };
+    return { result: out.view, replayed: out.replay };
   }
 
   /**
