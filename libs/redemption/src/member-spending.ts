@@ -1,5 +1,6 @@
-import { memberStreamId } from '@loyalty/contracts';
-import { CommandHandler, Decision, decideOn } from '@loyalty/event-store';
+import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, idempotencyClaimName, memberStreamId } from '@loyalty/contracts';
+import { AppendClaim, ClaimTakenError, CommandHandler, Decision, decideOn } from '@loyalty/event-store';
+import { problem } from '@loyalty/platform';
 import { MemberAggregate, MemberEvent, MemberRuleError, memberEvolver } from '@loyalty/domain-member';
 
 /** The redemption service's decisions on the member stream (its rows follow through their runner: RedemptionRows). */
@@ -29,4 +30,17 @@ export class MemberSpending {
 export const settled = (kind: 'redemption' | 'reservation', row: { status: string }, same: boolean): never[] => {
   if (same) return [];
   throw new MemberRuleError('invalid-state', `${kind} is ${row.status}`);
+};
+
+/**
+ * The append claim of a command that keeps its Idempotency-Key (the gateway left the key to it, with
+ * the request's fingerprint), held as long as keys are kept; none without.
+ */
+export const keyClaim = (tenant: string, claim: IdempotencyClaim | undefined): AppendClaim | undefined =>
+  claim && { name: idempotencyClaimName(tenant, claim.key), fingerprint: claim.fingerprint, ttlSeconds: IDEMPOTENCY_RETENTION_SECONDS };
+
+/** The key held for another member or another request: the API's 409 `idempotency-key-reused`; any other error unchanged. */
+export const refusedReusedKey = (e: unknown): never => {
+  if (e instanceof ClaimTakenError) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request');
+  throw e;
 };

@@ -4,10 +4,9 @@ import {
 import { newId, notFound, problem } from '@loyalty/platform';
 import { ReservationView, reservationView } from '@loyalty/domain-redemption';
 import { CommandBus } from '@loyalty/messaging';
-import { ClaimTakenError } from '@loyalty/event-store';
-import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, KeyedReply, idempotencyClaimName } from '@loyalty/contracts';
+import { IdempotencyClaim, KeyedReply } from '@loyalty/contracts';
 import { ProgramStore } from '@loyalty/programs';
-import { MemberSpending, settled } from '../member-spending';
+import { MemberSpending, keyClaim, refusedReusedKey, settled } from '../member-spending';
 import { RedemptionRows, ReservationRow } from '../projections/redemption-rows';
 import { resolveMember, spendingSettings } from '../spending-settings';
 
@@ -46,9 +45,7 @@ export class ReservationsService {
     const settings = await spendingSettings(this.programs, tenant);
     const reservationId = newId('RS');
     const cause = opts.idempotencyKey ? `reserve:${opts.idempotencyKey}` : null;
-    const claim = opts.claim
-      ? { name: idempotencyClaimName(tenant, opts.claim.key), fingerprint: opts.claim.fingerprint, ttlSeconds: IDEMPOTENCY_RETENTION_SECONDS }
-      : undefined;
+    const claim = keyClaim(tenant, opts.claim);
     const cartRef = input.cart_ref ?? null;
     const at = settings.now.toISOString();
     const expiresAt = new Date(settings.now.getTime() + settings.reservationTtlSeconds * 1000).toISOString();
@@ -76,10 +73,7 @@ export class ReservationsService {
       // the response the first call gave
       return { view: { ...reservationView(r, memberId), status: 'open' as const, order_ref: null, ledger_entry_id: null }, replay: true };
     });
-    const out = await decided.catch((e: unknown) => {
-      if (e instanceof ClaimTakenError) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request');
-      throw e;
-    });
+    const out = await decided.catch(refusedReusedKey);
     return { result: out.view, replayed: out.replay };
   }
 

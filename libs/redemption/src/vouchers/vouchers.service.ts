@@ -4,12 +4,11 @@ import {
 import { newId, notFound, problem } from '@loyalty/platform';
 import { crashPoint } from '@loyalty/runtime';
 import { RedemptionView, redemptionView } from '@loyalty/domain-redemption';
-import { ClaimTakenError } from '@loyalty/event-store';
-import { IDEMPOTENCY_RETENTION_SECONDS, IdempotencyClaim, KeyedReply, idempotencyClaimName } from '@loyalty/contracts';
+import { IdempotencyClaim, KeyedReply } from '@loyalty/contracts';
 import { Pool } from 'pg';
 import { CommandBus } from '@loyalty/messaging';
 import { ProgramStore } from '@loyalty/programs';
-import { MemberSpending, settled } from '../member-spending';
+import { MemberSpending, keyClaim, refusedReusedKey, settled } from '../member-spending';
 import { RedemptionRows } from '../projections/redemption-rows';
 import { resolveMember, spendingSettings } from '../spending-settings';
 import { VoucherCodes } from './voucher-codes';
@@ -67,9 +66,7 @@ export class VouchersService {
     const entryId = newId('LE');
     const cause = `redeem:${opts.idempotencyKey ?? redemptionId}`;
     // the gateway left the key to this command: claimed with the append, with the request's fingerprint (see ReservationsService.reserve)
-    const claim = opts.claim
-      ? { name: idempotencyClaimName(tenant, opts.claim.key), fingerprint: opts.claim.fingerprint, ttlSeconds: IDEMPOTENCY_RETENTION_SECONDS }
-      : undefined;
+    const claim = keyClaim(tenant, opts.claim);
     const at = settings.now.toISOString();
     const expiresAt = mode === 'voucher' ? new Date(settings.now.getTime() + settings.voucherTtlSeconds * 1000).toISOString() : null;
     const decided = this.spending.decide(tenant, memberId, (s) => {
@@ -98,10 +95,7 @@ export class VouchersService {
       }
       return { view: original, replay: true };
     });
-    const out = await decided.catch((e: unknown) => {
-      if (e instanceof ClaimTakenError) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request');
-      throw e;
-    });
+    const out = await decided.catch(refusedReusedKey);
     return { result: out.view, replayed: out.replay };
   }
 
