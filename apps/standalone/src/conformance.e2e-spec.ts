@@ -1529,6 +1529,20 @@ describe('conformance with interface-spec.md and decisions.md (black box, real H
     it('Idempotency-Key up to 255 characters elsewhere; 256 → 422', async () => {
       expect((await app.http('POST', '/v1/members', { key: p.key, body: { email: `l-${randomUUID()}@example.com` }, headers: { 'Idempotency-Key': 'x'.repeat(255) } })).status).toBe(201);
       expectProblem(await app.http('POST', '/v1/members', { key: p.key, body: { email: `l-${randomUUID()}@example.com` }, headers: { 'Idempotency-Key': 'y'.repeat(256) } }), 422, 'validation');
+      // the routes whose command keeps the key check it the same way
+      const m = await enrol(p.key);
+      await credit(p.key, m.id, 1_000);
+      const long = 'z'.repeat(256);
+      const refused = [
+        await app.http('POST', `/v1/members/${m.id}/redemptions`, { key: p.key, body: { amount_cents: 100 }, headers: { 'Idempotency-Key': long } }),
+        await app.http('POST', '/v1/redemption-reservations', { key: p.key, body: { member_id: m.id, amount_cents: 100, cart_ref: 'c-l', eligible_total_cents: 5_000, payment_method: 'card' }, headers: { 'Idempotency-Key': long } }),
+      ];
+      for (const r of refused) {
+        expectProblem(r, 422, 'validation');
+        expect(JSON.stringify(r.body)).toContain('/headers/idempotency-key');
+      }
+      expect((await member(p.key, m.id)).balances).toMatchObject({ available_cents: 1_000, reserved_cents: 0 });
+      expect((await app.http('POST', `/v1/members/${m.id}/redemptions`, { key: p.key, body: { amount_cents: 100 }, headers: { 'Idempotency-Key': 'x'.repeat(255) } })).status).toBe(201);
     });
   });
   // ─────────────────────────────────────────────────────────────────────────────────────────────
