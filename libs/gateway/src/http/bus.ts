@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus } from '@loyalty/messaging';
 import { COMMAND_BUS, withRequestId } from '@loyalty/platform';
-import { GatewayRequest } from './request-context';
+import type { FastifyReply } from 'fastify';
+import { KeyedReply } from '@loyalty/contracts';
+import { GatewayRequest, headerOf } from './request-context';
 
 /** The gateway's side of the bus: every call names the key's programme partition and the key as actor. */
 @Injectable()
@@ -12,6 +14,17 @@ export class Bus {
   request<T>(req: GatewayRequest, pattern: string, payload: Record<string, unknown> = {}, key?: string): Promise<T> {
     const auth = req.auth!;
     return withRequestId(req.requestId, () => this.bus.request<T>(pattern, { tenant: auth.tenant, actor: auth.keyId, ...payload }, key ?? auth.tenant));
+  }
+
+  /**
+   * A call to a command that keeps its Idempotency-Key itself (`@Idempotent({ claimedByCommand: true })`):
+   * the key and the request's fingerprint go with it, and a replay of an earlier call with the same
+   * key is answered with `Idempotent-Replay: true`. Answers the command's result.
+   */
+  async requestKeyed<T>(req: GatewayRequest, res: FastifyReply, pattern: string, payload: Record<string, unknown>, key?: string): Promise<T> {
+    const out = await this.request<KeyedReply<T>>(req, pattern, { ...payload, idempotency_key: headerOf(req, 'idempotency-key'), idempotency: req.idempotency }, key);
+    if (out.replayed && req.idempotency) res.header('Idempotent-Replay', 'true');
+    return out.result;
   }
 
   /** Admin-plane calls name the partition themselves. */

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { KeyedReply, PATTERNS } from '@loyalty/contracts';
+import { PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { Bus } from '../http/bus';
-import { GatewayRequest, headerOf } from '../http/request-context';
+import { GatewayRequest } from '../http/request-context';
 import { ConfirmDto, CreateRedemptionDto, RedemptionByCodeQuery } from './redemptions.dto';
 
 const P = PATTERNS.redemption;
@@ -22,10 +22,7 @@ export class RedemptionsController {
   @RequireScopes('act')
   @Idempotent({ claimedByCommand: true })
   async create(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Param('id') id: string, @Body() body: CreateRedemptionDto) {
-    const idempotency_key = headerOf(req, 'idempotency-key');
-    const out = await this.bus.request<KeyedReply<unknown>>(req, P.create, { member_id: id, body, idempotency_key, idempotency: req.idempotency }, id);
-    if (out.replayed && req.idempotency) res.header('Idempotent-Replay', 'true');
-    return { data: out.result };
+    return { data: await this.bus.requestKeyed(req, res, P.create, { member_id: id, body }, id) };
   }
 
   @Get('redemptions')

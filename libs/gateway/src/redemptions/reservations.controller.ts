@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { KeyedReply, PATTERNS } from '@loyalty/contracts';
+import { PATTERNS } from '@loyalty/contracts';
 import { RequireScopes } from '../auth/auth.decorators';
 import { Idempotent } from '../idempotency/idempotency.interceptor';
 import { Bus } from '../http/bus';
-import { GatewayRequest, headerOf } from '../http/request-context';
+import { GatewayRequest } from '../http/request-context';
 import { ConfirmDto, QuoteDto, ReserveDto } from './redemptions.dto';
 
 const P = PATTERNS.redemption;
@@ -29,10 +29,7 @@ export class ReservationsController {
   @RequireScopes('act')
   @Idempotent({ claimedByCommand: true })
   async reserve(@Req() req: GatewayRequest, @Res({ passthrough: true }) res: FastifyReply, @Body() body: ReserveDto) {
-    const idempotency_key = headerOf(req, 'idempotency-key');
-    const out = await this.bus.request<KeyedReply<unknown>>(req, P.reserve, { body, idempotency_key, idempotency: req.idempotency }, body.member_id);
-    if (out.replayed && req.idempotency) res.header('Idempotent-Replay', 'true');
-    return { data: out.result };
+    return { data: await this.bus.requestKeyed(req, res, P.reserve, { body }, body.member_id) };
   }
 
   @Get('redemption-reservations/:id')
