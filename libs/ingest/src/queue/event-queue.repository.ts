@@ -180,6 +180,8 @@ export class EventQueueRepository {
     if (f.beforeSeq) add('seq <', f.beforeSeq);
     if (f.status === 'running') where += ` and ${LEASED}`;
     else if (f.status === 'queued') where += ` and status = 'queued' and locked_until is null`;
+    // a literal, so that the planner can match the partial index of failed events (events_failed)
+    else if (f.status === 'failed' || f.status === 'completed') where += ` and status = '${f.status}'`;
     else if (f.status) add('status =', f.status);
     if (f.order_ref) add('order_ref =', f.order_ref);
     if (f.type) add('type =', f.type);
