@@ -2,6 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { INBOUND_EVENT_TYPES, InboundEvent, SubmitEventsRequest, isInboundEventType } from '@loyalty/contracts';
 import { FieldError, pointer, validation } from '@loyalty/platform';
+import { FAST_VALIDATION } from '../http/fast-validation';
 import { flattenValidationErrors } from '../http/validation';
 import { EVENT_DTO_BY_TYPE } from './events.dto';
 
@@ -40,9 +41,12 @@ export const checkInboundEvent = (raw: unknown, at: (string | number)[] = []): E
     const bad = raw.lines.flatMap((l, i) => (isPlainObject(l) ? [] : [{ path: pointer(...at, 'lines', i), message: 'an order line must be a JSON object' }]));
     if (bad.length > 0) return { ok: false, errors: bad };
   }
-  const instance = plainToInstance(EVENT_DTO_BY_TYPE[raw.type], raw);
-  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
-  if (errors.length > 0) return { ok: false, errors: flattenValidationErrors(errors, at) };
+  const dto = EVENT_DTO_BY_TYPE[raw.type];
+  // class-validator only when the fast check cannot vouch for the event (its errors are the library's own)
+  if (!FAST_VALIDATION.isCertainlyValid(dto, raw)) {
+    const errors = validateSync(plainToInstance(dto, raw), { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
+    if (errors.length > 0) return { ok: false, errors: flattenValidationErrors(errors, at) };
+  }
   const event = compact(raw) as Record<string, unknown>;
   if (Array.isArray(event.lines)) {
     event.lines = (event.lines as Record<string, unknown>[]).map((l) => ({ ...l, quantity: l.quantity ?? 1, gift_card: l.gift_card ?? false }));

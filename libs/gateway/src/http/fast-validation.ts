@@ -1,0 +1,180 @@
+import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
+import { getMetadataStorage } from 'class-validator';
+import type { ValidationArguments } from 'class-validator';
+import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+
+/**
+ * A fast "certainly valid" check of a JSON value against a DTO class's class-validator rules
+ * (issue 7). class-validator builds a `ValidationError` for every property of every object it
+ * checks, valid or not, and strips the empty ones at the end: for a batch of 100 order events
+ * that was 30 % of everything the ingest service allocated and 6 % of its CPU, and 4–6 % of each
+ * request's CPU on the synchronous paths.
+ *
+ * The check runs the very same constraint functions (`instance.validate` of each rule the class and
+ * its ancestors registered, `each` over arrays, `IsOptional`/`ValidateIf` conditions, nested
+ * classes named by class-transformer's `@Type`) on the parsed JSON, allocating nothing, and answers
+ * only `true` (class-validator would find no error, with whitelist, forbidNonWhitelisted and
+ * forbidUnknownValues) or `false` (it might find one). On `false` the caller runs class-validator
+ * as before, so every error message, path and status is the library's own; the check never has to
+ * explain anything. Whatever it does not model makes it answer `false` for that class (compiled
+ * once: async or unknown rule kinds, groups, schema targets, class-transformer `@Expose`/`@Exclude`/
+ * `@Transform`, field initialisers, discriminators), so a class it cannot vouch for is simply
+ * validated the slow way.
+ */
+
+type Checker = (value: unknown) => boolean;
+
+interface ConstraintInstance { validate(value: unknown, args?: ValidationArguments): unknown }
+interface Rule { meta: ValidationMetadata; instances: ConstraintInstance[] }
+interface PropertyPlan {
+  name: string;
+  conditions: ((object: unknown, value: unknown) => boolean)[];
+  defined: Rule[];
+  custom: Rule[];
+  /** the class each nested object becomes (class-transformer `@Type`), when the property is validated nested */
+  nested: (new () => object) | null;
+}
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+type TransformerStorage = {
+  findTypeMetadata(target: Function, propertyName: string): { typeFunction: (o?: unknown) => Function; options?: { discriminator?: unknown } } | undefined;
+  getExposedMetadatas(target: Function): unknown[];
+  getExcludedMetadatas(target: Function): unknown[];
+  _transformMetadatas: Map<Function, Map<string, unknown[]>>;
+};
+
+/** Whether class-transformer would do anything to this class beyond copying keys and building `@Type` classes. */
+const transformerTouches = (cls: Function): boolean => {
+  const t = defaultMetadataStorage as unknown as TransformerStorage;
+  if (t.getExposedMetadatas(cls).length > 0 || t.getExcludedMetadatas(cls).length > 0) return true;
+  for (const target of t._transformMetadatas.keys()) {
+    if (target === cls || cls.prototype instanceof target) return true;
+  }
+  return false;
+};
+
+export class FastValidation {
+  private readonly compiled = new Map<Function, Checker | null>();
+  /** the storage's size when the cache was filled: a rule registered since empties it */
+  private seen = -1;
+
+  /** true only when class-validator would find nothing wrong with `value` as an instance of `cls`. */
+  isCertainlyValid(cls: Function, value: unknown): boolean {
+    const check = this.checkerOf(cls);
+    return check !== null && check(value);
+  }
+
+  /** The compiled check of a class, or null when the class is not one the check can vouch for. */
+  checkerOf(cls: Function): Checker | null {
+    const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<unknown, ValidationMetadata[]> | ValidationMetadata[] };
+    const size = storage.validationMetadatas instanceof Map ? storage.validationMetadatas.size : storage.validationMetadatas.length;
+    if (size !== this.seen) { this.compiled.clear(); this.seen = size; }
+    if (this.compiled.has(cls)) return this.compiled.get(cls) ?? null;
+    // a class being compiled is looked up again by its own nested properties (recursive DTOs): it is
+    // unknown (null) until done, so such a class is validated the slow way
+    this.compiled.set(cls, null);
+    let check: Checker | null = null;
+    try {
+      check = this.compile(cls);
+    } catch {
+      check = null;
+    }
+    this.compiled.set(cls, check);
+    return check;
+  }
+
+  private compile(cls: Function): Checker | null {
+    const storage = getMetadataStorage();
+    const metas = storage.getTargetValidationMetadatas(cls, undefined as unknown as string, false, false, undefined);
+    if (metas.length === 0) return null; // forbidUnknownValues: an object with no rules is an error
+    if (transformerTouches(cls)) return null;
+    const grouped = storage.groupByPropertyName(metas);
+    // declared fields are own properties of every instance (ES2022 class fields): each must be
+    // allowed, and none may start with a value the JSON would not carry
+    const blank = new (cls as new () => Record<string, unknown>)();
+    for (const k of Object.keys(blank)) if (!grouped[k] || blank[k] !== undefined) return null;
+
+    const plans: PropertyPlan[] = [];
+    for (const [name, list] of Object.entries(grouped)) {
+      const plan: PropertyPlan = { name, conditions: [], defined: [], custom: [], nested: null };
+      let nestedRules = 0;
+      for (const m of list) {
+        if ((m.groups && m.groups.length > 0) || m.always || typeof m.target === 'string') return null;
+        switch (m.type) {
+          case 'conditionalValidation':
+            plan.conditions.push(m.constraints[0] as (object: unknown, value: unknown) => boolean);
+            break;
+          case 'isDefined':
+          case 'customValidation': {
+            const constraints = storage.getTargetValidatorConstraints(m.constraintCls);
+            if (constraints.length === 0 || constraints.some((c) => c.async)) return null;
+            (m.type === 'isDefined' ? plan.defined : plan.custom).push({ meta: m, instances: constraints.map((c) => c.instance as ConstraintInstance) });
+            break;
+          }
+          case 'nestedValidation': {
+            nestedRules++;
+            const type = (defaultMetadataStorage as unknown as TransformerStorage).findTypeMetadata(cls, name);
+            if (!type || type.options?.discriminator) return null;
+            const target = type.typeFunction() as new () => object;
+            if (typeof target !== 'function' || target === Object || target === Array) return null;
+            plan.nested = target;
+            break;
+          }
+          case 'whitelistValidation':
+            break;
+          default:
+            return null; // promise validation and anything newer
+        }
+      }
+      if (nestedRules > 1) return null;
+      plans.push(plan);
+    }
+    const allowed = new Set(Object.keys(grouped));
+    const targetName = cls.name;
+
+    const ruleHolds = (rule: Rule, object: Record<string, unknown>, value: unknown): boolean => {
+      const args: ValidationArguments = { targetName, property: rule.meta.propertyName, object, value, constraints: rule.meta.constraints };
+      for (const c of rule.instances) {
+        if (rule.meta.each && Array.isArray(value)) {
+          for (const v of value) if (c.validate(v, args) !== true) return false;
+        } else if (c.validate(value, args) !== true) {
+          return false;
+        }
+      }
+      return true;
+    };
+    const nestedHolds = (target: Function, value: unknown): boolean => {
+      if (value === undefined) return true;
+      if (Array.isArray(value)) {
+        // each element as a nested value of the same rule (arrays of arrays included)
+        for (const v of value) if (v === undefined || !nestedHolds(target, v)) return false;
+        return true;
+      }
+      return this.isCertainlyValid(target, value);
+    };
+
+    return (value: unknown): boolean => {
+      if (!isPlainObject(value)) return false;
+      for (const k in value) {
+        if (!Object.prototype.hasOwnProperty.call(value, k)) return false;
+        if (!allowed.has(k) || FORBIDDEN_KEYS.has(k)) return false;
+      }
+      for (const p of plans) {
+        const v = value[p.name];
+        let applies = true;
+        for (const c of p.conditions) if (!c(value, v)) { applies = false; break; }
+        if (!applies) continue;
+        for (const r of p.defined) if (!ruleHolds(r, value, v)) return false;
+        for (const r of p.custom) if (!ruleHolds(r, value, v)) return false;
+        if (p.nested && !nestedHolds(p.nested, v)) return false;
+      }
+      return true;
+    };
+  }
+}
+
+/** The process's one instance (its cache follows the metadata storage). */
+export const FAST_VALIDATION = new FastValidation();
