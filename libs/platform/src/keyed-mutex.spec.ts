@@ -55,4 +55,12 @@ describe('KeyedMutex', () => {
     expect(log.indexOf('a:end')).toBeLessThan(log.indexOf('b:start'));
     expect(log.indexOf('c:start')).toBeLessThan(log.indexOf('a:end'));
   });
+
+  it('hands a key to its waiters in the order they came, and forgets it once free', async () => {
+    const mutex = new KeyedMutex();
+    const order: number[] = [];
+    await Promise.all([1, 2, 3, 4].map((n) => mutex.run(n % 2 ? 'k' : ['k'], async () => { await tick(); order.push(n); })));
+    expect(order).toEqual([1, 2, 3, 4]);
+    expect((mutex as unknown as { held: Map<string, unknown> }).held.size).toBe(0);
+  });
 });
