@@ -19,7 +19,39 @@ const badText = (s: string): string | null =>
  * both, so they would fail deep inside as a 500), and prototype keys (`__proto__`, `constructor`).
  * Returns the first offence as a field error with the JSON pointer of the value or key, or null.
  */
-export const inspectBody = (body: unknown): FieldError | null => {
+export const inspectBody = (body: unknown): FieldError | null => (bodyIsClean(body) ? null : findOffence(body));
+
+/**
+ * The same checks without paths (issue 7): a walk over two parallel stacks, allocating nothing per
+ * value. Only a body that fails it is walked again, with paths, to say where.
+ */
+const bodyIsClean = (body: unknown): boolean => {
+  const values: unknown[] = [body];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (typeof value === 'string') {
+      if (badText(value)) return false;
+      continue;
+    }
+    if (!value || typeof value !== 'object') continue;
+    if (depth >= MAX_BODY_DEPTH) return false;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) { values.push(value[i]); depths.push(depth + 1); }
+    } else {
+      for (const k of Object.keys(value)) {
+        if (FORBIDDEN_KEYS.has(k) || badText(k)) return false;
+        values.push((value as Record<string, unknown>)[k]);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return true;
+};
+
+/** The first offence in document order, with its JSON pointer. */
+const findOffence = (body: unknown): FieldError | null => {
   const stack: { value: unknown; path: (string | number)[] }[] = [{ value: body, path: [] }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;

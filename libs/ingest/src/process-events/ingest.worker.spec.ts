@@ -1,6 +1,6 @@
 import type { InboundEvent } from '@loyalty/contracts';
 import type { ClaimedEvent } from '../queue/event-queue.repository';
-import { batchesOf, customerKeyOf } from './ingest.worker';
+import { batchesOf, customerKeyOf, fnv1a } from './ingest.worker';
 
 const claimed = (n: number, event: Record<string, unknown>, tenant = 'P-1'): ClaimedEvent => ({
   tenant, id: `EV-${n}`, seq: String(n), type: event.type as ClaimedEvent['type'], payload: event as unknown as InboundEvent,
@@ -40,5 +40,12 @@ describe('batches of claimed events', () => {
   it('a programme is part of the key: equal emails of two programmes need not share one', () => {
     const keys = new Set(Array.from({ length: 64 }, (_, i) => batchesOf([claimed(1, { type: 'order.paid', order_ref: 'O', gross_cents: 1, email: 'a@example.com' }, `P-${i}`)], { batchSize: 10, busKeys: 8 })[0].key));
     expect(keys.size).toBeGreaterThan(1);
+  });
+
+  it('spreads customers evenly over the bus keys (FNV-1a, the published test vectors)', () => {
+    expect([fnv1a(''), fnv1a('a'), fnv1a('foobar')]).toEqual([0x811c9dc5, 0xe40c292c, 0xbf9cf968]);
+    const counts = [0, 0, 0, 0];
+    for (let i = 0; i < 4000; i++) counts[fnv1a(`P-1_live|email:c${i}@example.com`) % 4]++;
+    expect(Math.min(...counts)).toBeGreaterThan(850);
   });
 });

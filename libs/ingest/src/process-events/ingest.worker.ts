@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { PATTERNS } from '@loyalty/contracts';
 import type { InboundEvent, ProcessEventOutcome, ProcessEventRequest, ProcessEventsReply } from '@loyalty/contracts';
@@ -52,6 +51,20 @@ export const customerKeyOf = (e: InboundEvent): string => {
 };
 
 /**
+ * FNV-1a (32 bits) of a string's UTF-16 code units: spreads customers over bus keys as well as a
+ * digest did, at a fraction of the cost (a SHA-1 per event was 1 % of the ingest service's CPU).
+ * Only the spread matters: the same customer always lands on the same key.
+ */
+export const fnv1a = (s: string): number => {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+};
+
+/**
  * Claimed events as ledger messages: grouped by bus key (a hash of the customer, so one customer's
  * events always share a key, hence a Kafka partition and a ledger consumer), each group cut into
  * messages of at most `batchSize`, receipt order kept inside each.
@@ -59,7 +72,7 @@ export const customerKeyOf = (e: InboundEvent): string => {
 export const batchesOf = (events: ClaimedEvent[], o: Pick<IngestWorkerOptions, 'batchSize' | 'busKeys'>): { key: string; events: ClaimedEvent[] }[] => {
   const groups = new Map<number, ClaimedEvent[]>();
   for (const e of events) {
-    const g = hash('sha1', `${e.tenant}|${customerKeyOf(e.payload)}`, 'buffer').readUInt32BE(0) % Math.max(1, o.busKeys);
+    const g = fnv1a(`${e.tenant}|${customerKeyOf(e.payload)}`) % Math.max(1, o.busKeys);
     const list = groups.get(g);
     if (list) list.push(e);
     else groups.set(g, [e]);
