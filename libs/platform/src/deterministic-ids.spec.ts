@@ -19,4 +19,21 @@ describe('deterministic ids', () => {
     expect(later.slice(13)).toBe('WJ0PJPZFWZQYM4H2');
     expect(later > 'LE-01KDYAK3SEWJ0PJPZFWZQYM4H2').toBe(true);
   });
+
+  it('give every seed the id the first (BigInt) implementation gave it', () => {
+    const { hash } = jest.requireActual<typeof import('node:crypto')>('node:crypto');
+    const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const reference = (seed: string): string => {
+      const bytes = hash('sha256', seed, 'buffer');
+      let bits = 0n;
+      for (let i = 0; i < 10; i++) bits = (bits << 8n) | BigInt(bytes[i]);
+      let rand = '';
+      for (let i = 0; i < 16; i++) { rand = CROCKFORD[Number(bits & 31n)] + rand; bits >>= 5n; }
+      return rand;
+    };
+    for (let i = 0; i < 2_000; i++) {
+      const seed = `P-${i % 7}|entry|earn:ORD-${i}:${'x'.repeat(i % 13)}`;
+      expect(deterministicUlid(seed, 1_767_000_000_000 + i).slice(10)).toBe(reference(seed));
+    }
+  });
 });

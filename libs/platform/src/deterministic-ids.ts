@@ -28,13 +28,13 @@ export const deterministicUlid = (seed: string, atMs: number): string => {
     time = CROCKFORD[t % 32] + time;
     t = Math.floor(t / 32);
   }
+  // the digest's first 80 bits, five at a time from the most significant (no BigInt: issue 7)
   const bytes = digest(seed);
-  let bits = 0n;
-  for (let i = 0; i < 10; i++) bits = (bits << 8n) | BigInt(bytes[i]);
   let rand = '';
   for (let i = 0; i < 16; i++) {
-    rand = CROCKFORD[Number(bits & 31n)] + rand;
-    bits >>= 5n;
+    const bit = i * 5;
+    const k = bit >> 3;
+    rand += CROCKFORD[(((bytes[k] << 8) | bytes[k + 1]) >> (11 - (bit & 7))) & 31];
   }
   return time + rand;
 };
