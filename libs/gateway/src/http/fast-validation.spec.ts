@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import fc from 'fast-check';
 import { plainToInstance } from 'class-transformer';
-import { getMetadataStorage, validateSync } from 'class-validator';
+import { IsString, MaxLength, getMetadataStorage, validateSync } from 'class-validator';
 import * as admin from '../admin/admin.dto';
 import * as events from '../events/events.dto';
 import * as finance from '../finance/finance.dto';
@@ -82,5 +82,14 @@ describe('FastValidation: "certainly valid" never vouches for what class-validat
     expect(out).toBeInstanceOf(members.EnrolMemberDto);
     expect({ ...(out as object) }).toMatchObject(body);
     await expect(pipe.transform({ email: 'nope' }, { type: 'body', metatype: members.EnrolMemberDto })).rejects.toMatchObject({ status: 422 });
+  });
+
+  it('forgets what it compiled when a rule is registered later', () => {
+    class Later { name?: string }
+    IsString()(Later.prototype, 'name');
+    expect(fast.isCertainlyValid(Later, { name: 'x' })).toBe(true);
+    MaxLength(1)(Later.prototype, 'name');
+    expect(fast.isCertainlyValid(Later, { name: 'xy' })).toBe(false);
+    expect(fast.isCertainlyValid(Later, { name: 'x' })).toBe(true);
   });
 });

@@ -56,9 +56,29 @@ const transformerTouches = (cls: Function): boolean => {
   return false;
 };
 
+/**
+ * A counter of the rules registered with class-validator, bumped by a wrapper around the storage's
+ * `addValidationMetadata` (installed once): a rule registered after a class was compiled (a class
+ * defined or extended later) empties the compiled checks.
+ */
+const RULES_VERSION = Symbol.for('loyalty.fast-validation.rules-version');
+type CountingStorage = ReturnType<typeof getMetadataStorage> & { [RULES_VERSION]?: number };
+const rulesVersion = (): number => {
+  const storage = getMetadataStorage() as CountingStorage;
+  if (storage[RULES_VERSION] === undefined) {
+    storage[RULES_VERSION] = 0;
+    const add = storage.addValidationMetadata.bind(storage);
+    storage.addValidationMetadata = (metadata: ValidationMetadata): void => {
+      storage[RULES_VERSION] = (storage[RULES_VERSION] ?? 0) + 1;
+      add(metadata);
+    };
+  }
+  return storage[RULES_VERSION];
+};
+
 export class FastValidation {
   private readonly compiled = new Map<Function, Checker | null>();
-  /** the storage's size when the cache was filled: a rule registered since empties it */
+  /** the rules' version when the cache was filled */
   private seen = -1;
 
   /** true only when class-validator would find nothing wrong with `value` as an instance of `cls`. */
@@ -69,9 +89,8 @@ export class FastValidation {
 
   /** The compiled check of a class, or null when the class is not one the check can vouch for. */
   checkerOf(cls: Function): Checker | null {
-    const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<unknown, ValidationMetadata[]> | ValidationMetadata[] };
-    const size = storage.validationMetadatas instanceof Map ? storage.validationMetadatas.size : storage.validationMetadatas.length;
-    if (size !== this.seen) { this.compiled.clear(); this.seen = size; }
+    const version = rulesVersion();
+    if (version !== this.seen) { this.compiled.clear(); this.seen = version; }
     if (this.compiled.has(cls)) return this.compiled.get(cls) ?? null;
     // a class being compiled is looked up again by its own nested properties (recursive DTOs): it is
     // unknown (null) until done, so such a class is validated the slow way
