@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { GroupCommitter } from '@loyalty/event-store';
 import type { EventStatusValue, InboundEvent, InboundEventType } from '@loyalty/contracts';
-import { ASYNC_COMMIT, prepared } from '@loyalty/platform';
+import { ASYNC_COMMIT, pgArray, prepared } from '@loyalty/platform';
 import type { Carrier } from '@loyalty/platform';
 
 /** A row of `ingest.events` as the service reads it. */
@@ -96,7 +96,7 @@ export class EventQueueRepository {
 
   async findByKeys(tenant: string, keys: string[]): Promise<EventRow[]> {
     if (keys.length === 0) return [];
-    const { rows } = await this.pool.query<EventRow>(FIND_BY_KEYS_SQL([tenant, keys]));
+    const { rows } = await this.pool.query<EventRow>(FIND_BY_KEYS_SQL([tenant, pgArray(keys)]));
     return rows;
   }
 

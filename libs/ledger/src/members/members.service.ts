@@ -5,7 +5,7 @@ import { CommandHandler, Decided, Decision, GroupCommitter, WrongExpectedRevisio
 import {
   CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
 } from '@loyalty/domain-member';
-import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, prepared, problem, randomBytesPooled, validation } from '@loyalty/platform';
+import { FieldError, KeyedMutex, ProblemError, entryIdFor, newId, newReferralCode, notFound, pgArray, prepared, problem, randomBytesPooled, validation } from '@loyalty/platform';
 import { LedgerReadModels } from '../ledger.read-models';
 import type { Pii, PiiVault } from '../pii/pii.vault';
 import { MemberRef, normaliseEmail, normalisePhone, parseMemberRef } from './identity';
@@ -82,7 +82,7 @@ export class MembersService {
   /** Identity look-ups that arrive while one runs share the next query (many order events at once). */
   private readonly lookups = new GroupCommitter<{ tenant: string; kind: string; value: string }, string | null>(async (items) => {
     const { rows } = await this.pool.query<{ n: string; member_id: string }>(
-      LOOKUP_SQL([items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value)]));
+      LOOKUP_SQL([pgArray(items.map((i) => i.tenant)), pgArray(items.map((i) => i.kind)), pgArray(items.map((i) => i.value))]));
     const out: (string | null)[] = items.map(() => null);
     for (const r of rows) out[Number(r.n) - 1] = r.member_id;
     return out;
@@ -97,7 +97,7 @@ export class MembersService {
   private readonly claims = new GroupCommitter<{ tenant: string; kind: string; value: string; memberId: string; key: Buffer | null }, string | null>(async (items) => {
     const claim = items.length <= CLAIM_PREPARED_MAX ? CLAIM_SQL : (values: unknown[]) => ({ text: CLAIM_TEXT, values });
     const { rows } = await this.pool.query<{ n: string; member_id: string | null }>(claim(
-      [items.map((i) => i.tenant), items.map((i) => i.kind), items.map((i) => i.value), items.map((i) => i.memberId), items.map((i) => i.key)]));
+      [pgArray(items.map((i) => i.tenant)), pgArray(items.map((i) => i.kind)), pgArray(items.map((i) => i.value)), pgArray(items.map((i) => i.memberId)), items.map((i) => i.key)]));
     const out: (string | null)[] = items.map(() => null);
     for (const r of rows) out[Number(r.n) - 1] = r.member_id;
     items.forEach((it, i) => { if (it.key && out[i] === it.memberId) this.vault.adopt(it.tenant, it.memberId, it.key); });
