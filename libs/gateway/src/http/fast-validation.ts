@@ -12,7 +12,8 @@ import type { ValidationMetadata } from 'class-validator/types/metadata/Validati
  *
  * The check runs the very same constraint functions (`instance.validate` of each rule the class and
  * its ancestors registered, `each` over arrays, `IsOptional`/`ValidateIf` conditions, nested
- * classes named by class-transformer's `@Type`) on the parsed JSON, allocating nothing, and answers
+ * classes named by class-transformer's `@Type`) on the parsed JSON, building no error objects (the
+ * rules' arguments are its only allocation), and answers
  * only `true` (class-validator would find no error, with whitelist, forbidNonWhitelisted and
  * forbidUnknownValues) or `false` (it might find one). On `false` the caller runs class-validator
  * as before, so every error message, path and status is the library's own; the check never has to
@@ -29,13 +30,12 @@ interface Rule { meta: ValidationMetadata; instances: ConstraintInstance[] }
 interface PropertyPlan {
   name: string;
   conditions: ((object: unknown, value: unknown) => boolean)[];
-  defined: Rule[];
-  custom: Rule[];
+  /** IsDefined and the custom rules alike (class-validator tells them apart only for its skip options, unused here) */
+  rules: Rule[];
   /** the class each nested object becomes (class-transformer `@Type`), when the property is validated nested */
   nested: (new () => object) | null;
 }
 
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
@@ -118,7 +118,7 @@ export class FastValidation {
 
     const plans: PropertyPlan[] = [];
     for (const [name, list] of Object.entries(grouped)) {
-      const plan: PropertyPlan = { name, conditions: [], defined: [], custom: [], nested: null };
+      const plan: PropertyPlan = { name, conditions: [], rules: [], nested: null };
       let nestedRules = 0;
       for (const m of list) {
         if ((m.groups && m.groups.length > 0) || m.always || typeof m.target === 'string') return null;
@@ -130,7 +130,7 @@ export class FastValidation {
           case 'customValidation': {
             const constraints = storage.getTargetValidatorConstraints(m.constraintCls);
             if (constraints.length === 0 || constraints.some((c) => c.async)) return null;
-            (m.type === 'isDefined' ? plan.defined : plan.custom).push({ meta: m, instances: constraints.map((c) => c.instance as ConstraintInstance) });
+            plan.rules.push({ meta: m, instances: constraints.map((c) => c.instance as ConstraintInstance) });
             break;
           }
           case 'nestedValidation': {
@@ -179,15 +179,15 @@ export class FastValidation {
       if (!isPlainObject(value)) return false;
       for (const k in value) {
         if (!Object.prototype.hasOwnProperty.call(value, k)) return false;
-        if (!allowed.has(k) || FORBIDDEN_KEYS.has(k)) return false;
+        // only the class's properties (prototype keys such as __proto__ are never among them)
+        if (!allowed.has(k)) return false;
       }
       for (const p of plans) {
         const v = value[p.name];
         let applies = true;
         for (const c of p.conditions) if (!c(value, v)) { applies = false; break; }
         if (!applies) continue;
-        for (const r of p.defined) if (!ruleHolds(r, value, v)) return false;
-        for (const r of p.custom) if (!ruleHolds(r, value, v)) return false;
+        for (const r of p.rules) if (!ruleHolds(r, value, v)) return false;
         if (p.nested && !nestedHolds(p.nested, v)) return false;
       }
       return true;
