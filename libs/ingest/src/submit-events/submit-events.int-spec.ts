@@ -147,7 +147,7 @@ describe('accepting events (PostgreSQL queue)', () => {
     expect((await rejection(s.submit(tenant, [{ event: paid('S-7') }]))).problem.slug).toBe('backlog');
   });
 
-  it('backlog: a recent reading of the oldest open event is reused (one probe a POST), and never lets the backlog pass the limit', async () => {
+  it('backlog: an earlier reading of the oldest open event is reused (one probe a POST), and never lets the backlog pass the limit', async () => {
     const tenant = 'P-backlog-reuse';
     const s = service(4);
     await s.submit(tenant, [{ event: paid('R-1') }, { event: paid('R-2') }]);
