@@ -24,6 +24,13 @@ export class RedemptionsProjection implements Projection {
   private moves = emptyMoves();
   /** The rows a staged move touches: a second move of the same row in one batch writes the first before it. */
   private moved = new Set<string>();
+  /**
+   * The staged new rows by `table:tenant:id`: a row issued or opened in this batch and moved in it too
+   * (a reservation confirmed moments after it was opened, a voucher used at once) is inserted as the
+   * move leaves it, one write instead of an insert and an update (the update changed the status, so it
+   * was never a HOT update, and the open row entered the expiry index only to leave it).
+   */
+  private staged = new Map<string, unknown[]>();
 
   async beforeBatch(): Promise<void> {
     this.reset();
@@ -34,6 +41,7 @@ export class RedemptionsProjection implements Projection {
     this.opened = [];
     this.moves = emptyMoves();
     this.moved.clear();
+    this.staged.clear();
   }
 
   async afterBatch(tx: PoolClient): Promise<void> {
@@ -47,15 +55,28 @@ export class RedemptionsProjection implements Projection {
       await tx.query(INSERT_REDEMPTIONS_SQL(columnsOf(issued, 11)));
     }
     if (opened.length) {
-      await tx.query(INSERT_RESERVATIONS_SQL(columnsOf(opened, 7)));
+      await tx.query(INSERT_RESERVATIONS_SQL(columnsOf(opened, 10)));
     }
     // each update moves a row out of the status it names, so replaying an event changes nothing
     for (const kind of MOVE_KINDS) if (moves[kind].length) await moveMany(tx, MOVES[kind], moves[kind]);
   }
 
-  /** Stages a status move; a row already moved in this batch has its earlier move written first (the order of events per row holds). */
+  /**
+   * Stages a status move; a row already moved in this batch has its earlier move written first (the
+   * order of events per row holds). A row inserted by this batch (not written yet) is moved where it
+   * is staged, as the update would have moved it: only out of the kind's `from` status, else not at all.
+   */
   private async move(tx: PoolClient, kind: keyof Moves, row: unknown[]): Promise<void> {
     const key = `${MOVES[kind].table}:${String(row[0])}:${String(row[1])}`;
+    const fresh = this.staged.get(key);
+    if (fresh) {
+      const at = STAGED_COLUMNS[MOVES[kind].table];
+      if (fresh[at.status] !== MOVES[kind].from) return;
+      fresh[at.status] = row[2];
+      if (row[3] != null) fresh[at.order_ref] = row[3];
+      if (row[4] != null && at.entry_id !== null) fresh[at.entry_id] = row[4];
+      return;
+    }
     if (this.moved.has(key)) await this.flush(tx);
     this.moved.add(key);
     this.moves[kind].push(row);
@@ -69,12 +90,16 @@ export class RedemptionsProjection implements Projection {
     switch (e.type) {
       case 'VoucherIssued': {
         const d = e.data;
-        this.issued.push([tenant, d.redemption_id, memberId, d.code, d.mode, d.mode === 'direct' ? 'used' : 'created', d.amount_cents, d.order_ref, d.entry_id, d.expires_at, d.at]);
+        const row = [tenant, d.redemption_id, memberId, d.code, d.mode, d.mode === 'direct' ? 'used' : 'created', d.amount_cents, d.order_ref, d.entry_id, d.expires_at, d.at];
+        this.issued.push(row);
+        this.staged.set(`redemptions:${tenant}:${d.redemption_id}`, row);
         return;
       }
       case 'ReservationOpened': {
         const d = e.data;
-        this.opened.push([tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at]);
+        const row = [tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at, 'open', null, null];
+        this.opened.push(row);
+        this.staged.set(`reservations:${tenant}:${d.reservation_id}`, row);
         return;
       }
       case 'VoucherUsed':
@@ -94,15 +119,29 @@ export class RedemptionsProjection implements Projection {
 
 /** The rows a batch issues and opens, prepared (inserts whose only read is their conflict index). */
 const INSERT_REDEMPTIONS_SQL = prepared('redemptions_insert',
-  `insert into redemption.redemptions (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
+  `insert into redemption.redemptions as r (tenant, id, member_id, code, mode, status, amount_cents, order_ref, ledger_entry_id, expires_at, created_at)
    select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
-   on conflict (tenant, id) do nothing`);
+   on conflict (tenant, id) do update set status = excluded.status, order_ref = coalesce(excluded.order_ref, r.order_ref), updated_at = now()
+    where r.status = 'created' and excluded.status <> 'created'`);
+/**
+ * The rows a batch opens, as the batch leaves them (a reservation confirmed or released in the batch
+ * that opened it is inserted so). A row already there (never, unless written outside the runner) is
+ * moved as the separate update would have moved it: out of `open` only.
+ */
 const INSERT_RESERVATIONS_SQL = prepared('reservations_insert',
-  `insert into redemption.reservations (tenant, id, member_id, status, amount_cents, cart_ref, expires_at, created_at)
-   select t.tenant, t.id, t.member_id, 'open', t.amount_cents, t.cart_ref, t.expires_at, t.created_at
-   from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[])
-     as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at)
-   on conflict (tenant, id) do nothing`);
+  `insert into redemption.reservations as r (tenant, id, member_id, status, amount_cents, cart_ref, expires_at, created_at, order_ref, ledger_entry_id)
+   select t.tenant, t.id, t.member_id, t.status, t.amount_cents, t.cart_ref, t.expires_at, t.created_at, t.order_ref, t.ledger_entry_id
+   from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::text[], $10::text[])
+     as t(tenant, id, member_id, amount_cents, cart_ref, expires_at, created_at, status, order_ref, ledger_entry_id)
+   on conflict (tenant, id) do update set status = excluded.status, order_ref = coalesce(excluded.order_ref, r.order_ref),
+     ledger_entry_id = coalesce(excluded.ledger_entry_id, r.ledger_entry_id), updated_at = now()
+    where r.status = 'open' and excluded.status <> 'open'`);
+
+/** Where a staged new row (issued, opened) holds what a move sets. */
+const STAGED_COLUMNS = {
+  redemptions: { status: 5, order_ref: 7, entry_id: null },
+  reservations: { status: 7, order_ref: 8, entry_id: 9 },
+} as const;
 
 /**
  * A kind of status move: the table and the status it moves rows out of. A staged move is the row
