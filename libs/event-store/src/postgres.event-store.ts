@@ -1114,14 +1114,25 @@ export class PostgresEventStore implements EventStore {
   private async queryPage(after: Position, maxCount: number, filter?: SubscriptionFilter): Promise<Page> {
     const unfiltered = !filter?.streamPrefixes?.length && !filter?.eventTypes?.length;
     if (!unfiltered) return this.queryFilteredPage(after, maxCount, filter);
-    // One query answers both: rows are in transaction-id order, so the visible ones (below the
-    // watermark) come first; a first row that is not visible means events are held above it.
+    // One query answers both: the visible events (below the watermark) and, only when there are none,
+    // the first event above it (`held`: committed events may wait there while an older transaction is
+    // open). The rows above the watermark used to come back with the visible ones, up to the page's
+    // length, their data decoded and dropped, to be read again by the next page: under a steady stream
+    // of group commits the page read about 1.6 rows for every event it delivered (ingest benchmark).
     const params: unknown[] = [after.commit.toString(), after.prepare.toString(), maxCount];
     const { rows } = await this.pool.query<Row & { visible: boolean }>(
-      `select *, transaction_id < pg_snapshot_xmin(pg_current_snapshot()) as visible from es.events
-       where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-         ${filterSql(filter, params)}
-       order by transaction_id, global_position limit $3`, params);
+      `with v as (
+         select *, true as visible from es.events
+          where (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+            and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          order by transaction_id, global_position limit $3)
+       select * from (
+         select * from v
+         union all
+         (select *, false from es.events
+           where not exists (select 1 from v) and (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+           order by transaction_id, global_position limit 1)) page
+       order by transaction_id, global_position`, params);
     const events: RecordedEvent[] = [];
     for (const r of rows) {
       if (!r.visible) break;
