@@ -17,31 +17,29 @@ export class RedemptionsProjection implements Projection {
   readonly filter = { streamPrefixes: [STREAM_PREFIX.member], eventTypes: [...HANDLED] as string[] };
   readonly tables = ['redemption.redemptions', 'redemption.reservations'];
 
-  /** New rows of the batch not written yet: inserted in one statement each, before any update reads them. */
-  private issued: unknown[][] = [];
-  private opened: unknown[][] = [];
+  /**
+   * New rows of the batch not written yet, by `tenant:id`: inserted in one statement each, before any
+   * update reads them. A row created and moved in the same batch (a reservation confirmed moments
+   * after it was opened, a voucher used at once) is moved here and inserted as the move leaves it:
+   * one write instead of an insert and an update (the update changed the status, so it was never a
+   * HOT update, and the open row entered the expiry index only to leave it).
+   */
+  private issued = new Map<string, unknown[]>();
+  private opened = new Map<string, unknown[]>();
   /** Status moves of the batch not written yet, by kind: one set-based statement each, after the inserts. */
   private moves = emptyMoves();
   /** The rows a staged move touches: a second move of the same row in one batch writes the first before it. */
   private moved = new Set<string>();
-  /**
-   * The staged new rows by `table:tenant:id`: a row issued or opened in this batch and moved in it too
-   * (a reservation confirmed moments after it was opened, a voucher used at once) is inserted as the
-   * move leaves it, one write instead of an insert and an update (the update changed the status, so it
-   * was never a HOT update, and the open row entered the expiry index only to leave it).
-   */
-  private staged = new Map<string, unknown[]>();
 
   async beforeBatch(): Promise<void> {
     this.reset();
   }
 
   private reset(): void {
-    this.issued = [];
-    this.opened = [];
+    this.issued = new Map();
+    this.opened = new Map();
     this.moves = emptyMoves();
     this.moved.clear();
-    this.staged.clear();
   }
 
   async afterBatch(tx: PoolClient): Promise<void> {
@@ -51,11 +49,11 @@ export class RedemptionsProjection implements Projection {
   private async flush(tx: PoolClient): Promise<void> {
     const { issued, opened, moves } = this;
     this.reset();
-    if (issued.length) {
-      await tx.query(INSERT_REDEMPTIONS_SQL(columnsOf(issued, 11)));
+    if (issued.size) {
+      await tx.query(INSERT_REDEMPTIONS_SQL(columnsOf([...issued.values()], 11)));
     }
-    if (opened.length) {
-      await tx.query(INSERT_RESERVATIONS_SQL(columnsOf(opened, 10)));
+    if (opened.size) {
+      await tx.query(INSERT_RESERVATIONS_SQL(columnsOf([...opened.values()], 10)));
     }
     // each update moves a row out of the status it names, so replaying an event changes nothing
     for (const kind of MOVE_KINDS) if (moves[kind].length) await moveMany(tx, MOVES[kind], moves[kind]);
@@ -67,16 +65,18 @@ export class RedemptionsProjection implements Projection {
    * is staged, as the update would have moved it: only out of the kind's `from` status, else not at all.
    */
   private async move(tx: PoolClient, kind: keyof Moves, row: unknown[]): Promise<void> {
-    const key = `${MOVES[kind].table}:${String(row[0])}:${String(row[1])}`;
-    const fresh = this.staged.get(key);
+    const { table } = MOVES[kind];
+    const id = `${String(row[0])}:${String(row[1])}`;
+    const fresh = (table === 'redemptions' ? this.issued : this.opened).get(id);
     if (fresh) {
-      const at = STAGED_COLUMNS[MOVES[kind].table];
+      const at = STAGED_COLUMNS[table];
       if (fresh[at.status] !== MOVES[kind].from) return;
       fresh[at.status] = row[2];
       if (row[3] != null) fresh[at.order_ref] = row[3];
       if (row[4] != null && at.entry_id !== null) fresh[at.entry_id] = row[4];
       return;
     }
+    const key = `${table}:${id}`;
     if (this.moved.has(key)) await this.flush(tx);
     this.moved.add(key);
     this.moves[kind].push(row);
@@ -90,16 +90,13 @@ export class RedemptionsProjection implements Projection {
     switch (e.type) {
       case 'VoucherIssued': {
         const d = e.data;
-        const row = [tenant, d.redemption_id, memberId, d.code, d.mode, d.mode === 'direct' ? 'used' : 'created', d.amount_cents, d.order_ref, d.entry_id, d.expires_at, d.at];
-        this.issued.push(row);
-        this.staged.set(`redemptions:${tenant}:${d.redemption_id}`, row);
+        this.issued.set(`${tenant}:${d.redemption_id}`,
+          [tenant, d.redemption_id, memberId, d.code, d.mode, d.mode === 'direct' ? 'used' : 'created', d.amount_cents, d.order_ref, d.entry_id, d.expires_at, d.at]);
         return;
       }
       case 'ReservationOpened': {
         const d = e.data;
-        const row = [tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at, 'open', null, null];
-        this.opened.push(row);
-        this.staged.set(`reservations:${tenant}:${d.reservation_id}`, row);
+        this.opened.set(`${tenant}:${d.reservation_id}`, [tenant, d.reservation_id, memberId, d.amount_cents, d.cart_ref, d.expires_at, d.at, 'open', null, null]);
         return;
       }
       case 'VoucherUsed':
@@ -137,7 +134,7 @@ const INSERT_RESERVATIONS_SQL = prepared('reservations_insert',
      ledger_entry_id = coalesce(excluded.ledger_entry_id, r.ledger_entry_id), updated_at = now()
     where r.status = 'open' and excluded.status <> 'open'`);
 
-/** Where a staged new row (issued, opened) holds what a move sets. */
+/** Where a new row not written yet (issued, opened) holds what a move sets. */
 const STAGED_COLUMNS = {
   redemptions: { status: 5, order_ref: 7, entry_id: null },
   reservations: { status: 7, order_ref: 8, entry_id: 9 },
