@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import autocannon from 'autocannon';
 import type { AppConfig } from '@loyalty/platform';
+import { LeanOptions, LeanResult, leanLoad } from './lean-load';
 
 /** Shared benchmark plumbing: a target (running URL or an in-process standalone app) and autocannon runs. */
 export interface Target {
@@ -92,6 +93,23 @@ export const benchProgram = async (t: Target, body: Record<string, unknown> = {}
     { mode: 'live', scopes: ['ingest', 'read', 'act', 'webhooks'], rate_limit: { burst: 1_000_000, per_second: 1_000_000 } });
   return { programId: p.data.id, key: k.data.key };
 };
+
+/**
+ * The suite's HTTP load generator: the lean client (tools/bench/lean-load.ts, raw keep-alive sockets)
+ * by default, autocannon with BENCH_CLIENT=autocannon. Same options (autocannon's request-sequence
+ * shape) and the same figures. The lean client takes about half autocannon's CPU a request on the
+ * two cores the service and PostgreSQL share (pgbench's C client costs its baselines less still).
+ */
+export const httpLoad = (opts: LeanOptions): Promise<LeanResult> =>
+  process.env.BENCH_CLIENT === 'autocannon'
+    ? (autocannon(opts as autocannon.Options) as unknown as Promise<autocannon.Result>).then((r) => ({
+      duration: r.duration, requests: { total: r.requests.total }, '2xx': r['2xx'], non2xx: r.non2xx, errors: r.errors,
+      statuses: {}, latency: { p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.mean },
+    }))
+    : leanLoad(opts);
+
+/** Which load generator httpLoad uses (for the report). */
+export const httpClientName = (): string => (process.env.BENCH_CLIENT === 'autocannon' ? 'autocannon' : 'lean-load');
 
 export interface Figures { name: string; requests: number; rps: number; p50: number; p99: number; errors: number; non2xx: number }
 

@@ -1,11 +1,10 @@
 import { ChildProcess, fork, spawn } from 'node:child_process';
-import { procCpu } from './bench-kit';
+import { httpLoad, procCpu } from './bench-kit';
 import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import autocannon from 'autocannon';
 import { Client, Pool } from 'pg';
 
 /**
@@ -15,7 +14,7 @@ import { Client, Pool } from 'pg';
  * - tools/bench/baselines/run.sh (pgbench scripts: the least SQL each operation needs), on a
  *   scratch database of the same PostgreSQL server, parsed from its `name tps=… units/s=…` lines;
  * - a bare Node `http` + `pg` route answering GET /members/:id with one indexed select from a
- *   table shaped like the member read row, loaded by autocannon like GET /v1/members/{id}.
+ *   table shaped like the member read row, loaded by the suite's load generator (httpLoad) like GET /v1/members/{id}.
  */
 
 export interface PgbenchFigure {
@@ -235,7 +234,7 @@ const startBareRouteChild = (url: string, poolSize: number): Promise<{ port: num
   });
 
 /**
- * Loads the bare route with autocannon: `connections` connections for `seconds`, requests spread
+ * Loads the bare route with httpLoad (the service's load generator): `connections` connections for `seconds`, requests spread
  * over the table's members. `where`: in this process (like an in-process standalone target) or a child.
  */
 export const benchBareRoute = async (url: string, opts: { rows: number; poolSize: number; connections: number; seconds: number; where: 'same' | 'child' }): Promise<BareRouteFigure> => {
@@ -244,10 +243,10 @@ export const benchBareRoute = async (url: string, opts: { rows: number; poolSize
   try {
     let g = 0;
     // warm the pool and the plan cache briefly, then measure
-    await autocannon({ url: `http://127.0.0.1:${server.port}`, connections: opts.connections, amount: Math.min(2000, opts.rows * 2), requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/members/${ids[g++ % ids.length]}` }) }] });
+    await httpLoad({ url: `http://127.0.0.1:${server.port}`, connections: opts.connections, amount: Math.min(2000, opts.rows * 2), requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/members/${ids[g++ % ids.length]}` }) }] });
     const pid = (server as { pid?: number }).pid;
     const cpu0 = pid ? procCpu(pid) : null;
-    const r = await autocannon({
+    const r = await httpLoad({
       url: `http://127.0.0.1:${server.port}`, connections: opts.connections, duration: opts.seconds,
       requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/members/${ids[g++ % ids.length]}` }) }],
     });

@@ -4,9 +4,9 @@ import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { Client } from 'pg';
-import { Target, benchProgram, cpuMeter, cpuPerOp, json, steadyStatistics, target } from './bench-kit';
+import { Target, benchProgram, cpuMeter, cpuPerOp, httpClientName, httpLoad, json, steadyStatistics, target } from './bench-kit';
+import type { LeanStep } from './lean-load';
 import {
   benchProgramBody, connect, enrolMembers, env, fmt, liveTenant, log, now, orderPaid, postEvents, quantile, sleep, waitDrained, waitReadModels,
 } from './ingest';
@@ -56,6 +56,8 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runOneBaseline, runPgbe
  *                          throughput about halves, batches get smaller): compare counts only between counted runs
  *   BENCH_NO_IDEM          0           1: reserve without an Idempotency-Key (diagnostic: what the key costs; the
  *                          scenario's figure is with a key, as a merchant sends it)
+ *   BENCH_CLIENT           lean        the HTTP load generator: lean (tools/bench/lean-load.ts) or autocannon (the
+ *                          figures until round 22; about twice the lean client's CPU a request on the same cores)
  *   BENCH_OUT              path of the JSON result (default: $TMPDIR/loyalty-bench-<mode>-<time>.json)
  *
  * Each measured load is preceded by a line `[bench] measured load starts (<time>)` on stderr: a mark
@@ -179,21 +181,21 @@ const fundedMembers = async (c: Ctx, programId: string, key: string, n: number):
   }
 };
 
-/** autocannon over `connections` for SETTINGS.seconds; counts only 2xx replies. */
-const load = async (name: string, t: Target, key: string, connections: number, req: autocannon.Request): Promise<{ rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; statuses: Record<string, number>; cpu: string }> => {
+/** httpLoad (the lean client, or autocannon) over `connections` for SETTINGS.seconds; counts only 2xx replies. */
+const load = async (name: string, t: Target, key: string, connections: number, req: LeanStep): Promise<{ rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; statuses: Record<string, number>; cpu: string }> => {
   const statuses: Record<string, number> = {};
   if (SETTINGS.warmupSeconds > 0) {
-    await autocannon({ url: t.url, connections, duration: SETTINGS.warmupSeconds, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, requests: [req] });
+    await httpLoad({ url: t.url, connections, duration: SETTINGS.warmupSeconds, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, requests: [req] });
   }
   await steadyStatistics(t);
   const meter = await cpuMeter(t);
-  const r = await autocannon({
+  const r = await httpLoad({
     url: t.url, connections, duration: SETTINGS.seconds,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     requests: [{ ...req, onResponse: (status: number) => { statuses[status] = (statuses[status] ?? 0) + 1; } }],
   });
   const cpu = cpuPerOp(await meter.stop(), r['2xx']);
-  log(`${name}: ${r['2xx']} ok, ${r.non2xx} non-2xx, ${r.errors} errors in ${r.duration} s; ${cpu}`);
+  log(`${name}: ${r['2xx']} ok, ${r.non2xx} non-2xx, ${r.errors} errors in ${fmt(r.duration, 2)} s; ${cpu}`);
   return { rps: r['2xx'] / Math.max(0.001, r.duration), p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors, statuses, cpu };
 };
 
@@ -269,9 +271,9 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
     const { programId, key } = await benchProgram(c.t);
     const ids = await fundedMembers(c, programId, key, SETTINGS.seedMembers);
     let g = 0;
-    const req: autocannon.Request = { method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/members/${ids[g++ % ids.length]}` }) };
+    const req: LeanStep = { method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/members/${ids[g++ % ids.length]}` }) };
     // the same short warm-up as the bare route
-    await autocannon({ url: c.t.url, connections: 32, amount: Math.min(2000, ids.length * 2), headers: { authorization: `Bearer ${key}` }, requests: [req] });
+    await httpLoad({ url: c.t.url, connections: 32, amount: Math.min(2000, ids.length * 2), headers: { authorization: `Bearer ${key}` }, requests: [req] });
     const r = await load('get-member', c.t, key, 32, req);
     if (r.non2xx > r.requests * 0.01) throw new Error(`${r.non2xx} of ${r.requests} reads failed (${JSON.stringify(r.statuses)})`);
     return { value: r.rps, unit: 'req/s', p99: r.p99, detail: `${ids.length} members, ${r.requests} requests, p50 ${r.p50} ms, p99 ${r.p99} ms; ${r.cpu}`, extra: r };
@@ -279,9 +281,9 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
 
   /**
    * A reservation reserved, then confirmed (two calls in a row per pair), 16 clients, pairs spread
-   * over members. autocannon sends each connection's pair in turn (the confirm names the
-   * reservation the reserve answered), as for the other scenarios: the hand-written client it
-   * replaces spent 0.23–0.28 ms of the machine's CPU a pair, autocannon about half that.
+   * over members. httpLoad sends each connection's pair in turn (the confirm names the
+   * reservation the reserve answered), as for the other scenarios (an earlier hand-written client on
+   * node:http spent 0.23–0.28 ms of the machine's CPU a pair, autocannon about half that).
    */
   reserve: async (c) => {
     const { programId, key } = await benchProgram(c.t);
@@ -291,7 +293,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
     let failures = 0;
     let lastError = '';
     type Pair = { i?: number; id?: string };
-    const requests: autocannon.Request[] = [
+    const requests: LeanStep[] = [
       {
         method: 'POST', path: '/v1/redemption-reservations',
         setupRequest: (req, context) => {
@@ -313,7 +315,7 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
         // no reservation to confirm: back to a new pair's reserve
         setupRequest: (req, context) => {
           const p = context as Pair;
-          return p.id ? { ...req, path: `/v1/redemption-reservations/${p.id}/confirm`, body: JSON.stringify({ order_ref: `O-${c.tag}-${p.i}` }) } : (null as unknown as autocannon.Request);
+          return p.id ? { ...req, path: `/v1/redemption-reservations/${p.id}/confirm`, body: JSON.stringify({ order_ref: `O-${c.tag}-${p.i}` }) } : null;
         },
         onResponse: (status, body) => {
           if (status === 200 || status === 201) pairs++;
@@ -322,11 +324,11 @@ const scenarios: Record<ScenarioId, (c: Ctx) => Promise<Measured>> = {
       },
     ];
     const options = { url: c.t.url, connections: 16, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, requests };
-    if (SETTINGS.warmupSeconds > 0) await autocannon({ ...options, duration: SETTINGS.warmupSeconds }); // not measured
+    if (SETTINGS.warmupSeconds > 0) await httpLoad({ ...options, duration: SETTINGS.warmupSeconds }); // not measured
     await steadyStatistics(c.t);
     pairs = 0; failures = 0;
     const meter = await cpuMeter(c.t);
-    const r = await autocannon({ ...options, duration: SETTINGS.seconds });
+    const r = await httpLoad({ ...options, duration: SETTINGS.seconds });
     const cpu = cpuPerOp(await meter.stop(), pairs);
     const s = r.duration;
     if (failures > pairs * 0.1) throw new Error(`${failures} failed calls vs ${pairs} completed pairs; last: ${lastError}`);
@@ -532,7 +534,7 @@ const main = async (): Promise<void> => {
   const ids = chosen();
   const startedAt = new Date();
   const load0 = loadavg();
-  log(`suite (${MODE}${QUICK ? ', quick' : ''}): ${ids.join(', ') || 'baselines only'}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
+  log(`suite (${MODE}${QUICK ? ', quick' : ''}): ${ids.join(', ') || 'baselines only'}; HTTP load generator ${httpClientName()}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
 
   // 1. pgbench baselines and 2. the bare route, on one scratch database
   let pg: PgbenchFigure[] = [];
@@ -605,7 +607,7 @@ const main = async (): Promise<void> => {
 
   // 4. the table, and the JSON for notes
   const load1 = loadavg();
-  const title = `Throughput suite (${MODE}${QUICK ? ', QUICK: scaled down' : ''}; ${startedAt.toISOString()}; 2-core load average ${load0[0].toFixed(1)} → ${load1[0].toFixed(1)})`;
+  const title = `Throughput suite (${MODE}${QUICK ? ', QUICK: scaled down' : ''}; ${startedAt.toISOString()}; load generator ${httpClientName()}; 2-core load average ${load0[0].toFixed(1)} → ${load1[0].toFixed(1)})`;
   process.stdout.write(`\n${title}\n\nRaw baselines in this run (tools/bench/baselines/run.sh ${SETTINGS.baselineSeconds}):\n`);
   for (const f of pg) process.stdout.write(`  ${f.name.padEnd(22)} tps=${f.tps.toFixed(1).padStart(9)} units/s=${f.units.toFixed(1).padStart(10)}\n`);
   if (bare) process.stdout.write(`  bare-route (http+pg)   req/s=${bare.rps.toFixed(1).padStart(9)} p50=${bare.p50} ms p99=${bare.p99} ms (${bare.process} process, pool ${bare.pool}, ${bare.rows} rows, non-2xx ${bare.non2xx}${bare.cpuMsPerRequest !== null ? `, CPU per request ${bare.cpuMsPerRequest.toFixed(3)} ms` : ''})\n`);
