@@ -426,11 +426,8 @@ class Conn {
           break;
         }
         case Parse.ChunkSize: {
-          const eol = buf.indexOf(CRLF, off);
-          if (eol < 0) {
-            this.pending = buf.subarray(off);
-            return;
-          }
+          const eol = this.lineEnd(buf, off);
+          if (eol < 0) return;
           // parseInt stops at a chunk extension (";name=value")
           const size = parseInt(buf.toString('latin1', off, eol), 16);
           if (!(size >= 0)) return this.protocolError();
@@ -451,11 +448,8 @@ class Conn {
           break;
         }
         case Parse.Trailers: {
-          const eol = buf.indexOf(CRLF, off);
-          if (eol < 0) {
-            this.pending = buf.subarray(off);
-            return;
-          }
+          const eol = this.lineEnd(buf, off);
+          if (eol < 0) return;
           const empty = eol === off;
           off = eol + 2;
           if (empty) {
@@ -466,6 +460,13 @@ class Conn {
         }
       }
     }
+  }
+
+  /** Where the line starting at `off` ends, or -1 with the rest kept for the next read. */
+  private lineEnd(buf: Buffer, off: number): number {
+    const eol = buf.indexOf(CRLF, off);
+    if (eol < 0) this.pending = buf.subarray(off);
+    return eol;
   }
 
   /**
