@@ -94,22 +94,28 @@ export const benchProgram = async (t: Target, body: Record<string, unknown> = {}
   return { programId: p.data.id, key: k.data.key };
 };
 
+/** BENCH_CLIENT=autocannon: the suite's HTTP loads run on autocannon instead of the lean client. */
+const onAutocannon = (): boolean => process.env.BENCH_CLIENT === 'autocannon';
+
+/** What httpLoad reports, from either client (replies by status are the caller's to count, in onResponse). */
+export type HttpLoadResult = Omit<LeanResult, 'statuses'>;
+
 /**
  * The suite's HTTP load generator: the lean client (tools/bench/lean-load.ts, raw keep-alive sockets)
  * by default, autocannon with BENCH_CLIENT=autocannon. Same options (autocannon's request-sequence
  * shape) and the same figures. The lean client takes about half autocannon's CPU a request on the
  * two cores the service and PostgreSQL share (pgbench's C client costs its baselines less still).
  */
-export const httpLoad = (opts: LeanOptions): Promise<LeanResult> =>
-  process.env.BENCH_CLIENT === 'autocannon'
+export const httpLoad = (opts: LeanOptions): Promise<HttpLoadResult> =>
+  onAutocannon()
     ? (autocannon(opts as autocannon.Options) as unknown as Promise<autocannon.Result>).then((r) => ({
       duration: r.duration, requests: { total: r.requests.total }, '2xx': r['2xx'], non2xx: r.non2xx, errors: r.errors,
-      statuses: {}, latency: { p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.mean },
+      latency: { p50: r.latency.p50, p99: r.latency.p99, mean: r.latency.mean },
     }))
     : leanLoad(opts);
 
 /** Which load generator httpLoad uses (for the report). */
-export const httpClientName = (): string => (process.env.BENCH_CLIENT === 'autocannon' ? 'autocannon' : 'lean-load');
+export const httpClientName = (): string => (onAutocannon() ? 'autocannon' : 'lean-load');
 
 export interface Figures { name: string; requests: number; rps: number; p50: number; p99: number; errors: number; non2xx: number }
 
