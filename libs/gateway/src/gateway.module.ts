@@ -20,9 +20,10 @@ import { FEATURE_CONTROLLERS } from './feature-controllers';
 @Module({
   controllers: [OpsController, ProgramController, MembersController, AdminController, ...FEATURE_CONTROLLERS],
   providers: [
-    ApiKeysService, RateLimiter, RejectedCallLog, Bus, IdempotencyInterceptor,
-    { provide: APP_GUARD, useClass: AuthGuard },
-    { provide: APP_FILTER, useClass: ProblemFilter },
+    ApiKeysService, RateLimiter, RejectedCallLog, Bus, IdempotencyInterceptor, AuthGuard, ProblemFilter,
+    // the same instances run Nest's pipeline and the lean routes' executor (http/lean-routes.ts)
+    { provide: APP_GUARD, useExisting: AuthGuard },
+    { provide: APP_FILTER, useExisting: ProblemFilter },
   ],
   exports: [ApiKeysService],
 })

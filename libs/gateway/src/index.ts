@@ -9,3 +9,4 @@ export * from './auth/api-key.entity';
 export * from './idempotency/idempotency.interceptor';
 export * from './openapi/document';
 export * from './openapi/error-catalogue';
+export { leanRoutesOf } from './http/lean-routes';

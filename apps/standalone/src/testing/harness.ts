@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { AppConfig } from '@loyalty/platform';
+import type { INestApplication } from '@nestjs/common';
 
 /** End-to-end harness: a real standalone app on a fresh PostgreSQL database, driven over real HTTP. */
 export interface HttpResult<T = any> { status: number; headers: Headers; body: T }
@@ -14,6 +15,8 @@ export interface TestApp {
   /** Creates a programme; returns its id and the live and test keys (all scopes). */
   createProgram(body?: Record<string, unknown>): Promise<{ programId: string; liveKey: string; testKey: string; liveKeyId: string; testKeyId: string }>;
   close(): Promise<void>;
+  /** The Nest app, when this process started it (not for an already running deployment). */
+  app?: INestApplication;
 }
 
 const baseDb = () => process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -56,7 +59,7 @@ export const httpClient = (url: string) => async <T = any>(method: string, path:
  * Pass `url` to drive an already running deployment instead (e.g. the distributed topology).
  */
 export const startTestApp = async (overrides: Partial<AppConfig> = {}, existing?: { url: string; adminToken: string; databaseUrl: string; close: () => Promise<void> }): Promise<TestApp> => {
-  let url: string; let adminToken: string; let databaseUrl: string; let close: () => Promise<void>;
+  let url: string; let adminToken: string; let databaseUrl: string; let close: () => Promise<void>; let app: INestApplication | undefined;
   if (existing) {
     ({ url, adminToken, databaseUrl, close } = existing);
   } else {
@@ -65,13 +68,14 @@ export const startTestApp = async (overrides: Partial<AppConfig> = {}, existing?
     const { startStandalone } = await import('../start');
     const started = await startStandalone({ databaseUrl: db.url, port: 0, adminToken, adminTokenGenerated: false, baseUrl: 'https://loyalty.test', ...overrides }, false);
     url = started.url;
+    app = started.app;
     databaseUrl = db.url;
     close = async () => { await started.app.close(); await db.drop(); };
   }
   const http = httpClient(url);
   const admin = <T = any>(method: string, path: string, body?: unknown) => http<T>(method, path, { key: adminToken, body });
   return {
-    url, adminToken, databaseUrl, http, admin, close,
+    url, adminToken, databaseUrl, http, admin, close, app,
     async createProgram(body = {}) {
       const r = await admin('POST', '/admin/v1/programs', { program_name: 'Test programme', currency_name: 'points', ...body });
       if (r.status !== 201) throw new Error(`createProgram: ${r.status} ${JSON.stringify(r.body)}`);

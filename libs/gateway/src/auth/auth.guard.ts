@@ -18,6 +18,9 @@ const bearer = (req: GatewayRequest): string | null => {
 };
 const sha = (s: string) => createHash('sha256').update(s).digest();
 
+/** What a route asks of its caller, read once from its decorators (`accessOf`). */
+export interface RouteAccess { isPublic: boolean; isAdmin: boolean; scopes: Scope[] | undefined }
+
 /** Authentication, the rate limit and scopes, in that order, for every route. */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -32,13 +35,26 @@ export class AuthGuard implements CanActivate {
     this.adminHash = sha(config.adminToken);
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) return true;
+  /** A route's access rules from its decorators (the handler's over its controller's). */
+  accessOf(targets: [Function, Function]): RouteAccess {
+    return {
+      isPublic: this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets) === true,
+      isAdmin: this.reflector.getAllAndOverride<boolean>(ADMIN_KEY, targets) === true,
+      scopes: this.reflector.getAllAndOverride<Scope[] | undefined>(SCOPES_KEY, targets),
+    };
+  }
+
+  canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<GatewayRequest>();
     const res = context.switchToHttp().getResponse<FastifyReply>();
+    return this.authorize(req, res, this.accessOf([context.getHandler(), context.getClass()]));
+  }
+
+  /** The guard's work for a route whose rules are known (Nest's pipeline above, the lean routes' executor in lean-routes.ts). */
+  async authorize(req: GatewayRequest, res: FastifyReply, access: RouteAccess): Promise<boolean> {
+    if (access.isPublic) return true;
     const token = bearer(req);
-    if (this.reflector.getAllAndOverride<boolean>(ADMIN_KEY, targets)) {
+    if (access.isAdmin) {
       if (!token || !timingSafeEqual(sha(token), this.adminHash)) throw problem('unauthenticated', 'A valid admin token is required');
       req.admin = true;
       return true;
@@ -60,7 +76,7 @@ export class AuthGuard implements CanActivate {
       });
     }
 
-    const needed = this.reflector.getAllAndOverride<Scope[] | undefined>(SCOPES_KEY, targets);
+    const needed = access.scopes;
     if (needed?.length && !needed.some((s) => auth.scopes.includes(s))) {
       throw problem('insufficient-scope', `This endpoint needs the ${needed.join(' or ')} scope`);
     }

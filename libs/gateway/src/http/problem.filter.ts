@@ -20,8 +20,11 @@ export class ProblemFilter implements ExceptionFilter {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, private readonly rejected: RejectedCallLog) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<FastifyReply>();
-    const req = host.switchToHttp().getRequest<GatewayRequest>();
+    this.handle(exception, host.switchToHttp().getRequest<GatewayRequest>(), host.switchToHttp().getResponse<FastifyReply>());
+  }
+
+  /** The filter's work for a request (Nest's exception layer above, the lean routes' executor in lean-routes.ts). */
+  handle(exception: unknown, req: GatewayRequest, res: FastifyReply): void {
     let p: ProblemData;
     if (exception instanceof ProblemError) p = exception.problem;
     else if (exception instanceof HttpException) {

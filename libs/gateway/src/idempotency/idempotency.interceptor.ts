@@ -11,6 +11,8 @@ import { APP_CONFIG, PG_POOL } from '../tokens';
 import { GatewayRequest, headerOf } from '../http/request-context';
 
 export const IDEMPOTENT_KEY = 'loyalty:idempotent';
+/** A route's Idempotency-Key handling: none, the interceptor's records, or its command's own claim. */
+export type IdempotencyMode = boolean | 'command';
 /**
  * Marks a non-event write whose Idempotency-Key header is honoured (interface-spec "Errors"). The
  * interceptor is bound to these routes only: reads do not pay for an interceptor chain.
@@ -126,21 +128,42 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     if (this.purgeTimer) clearInterval(this.purgeTimer);
   }
 
+  /** How a route keeps Idempotency-Keys, from its decorator: not at all (false), here (true), or in its command ('command'). */
+  modeOf(targets: [Function, Function]): IdempotencyMode {
+    return this.reflector.getAllAndOverride<IdempotencyMode | undefined>(IDEMPOTENT_KEY, targets) ?? false;
+  }
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const mode = this.reflector.getAllAndOverride<boolean | 'command'>(IDEMPOTENT_KEY, [context.getHandler(), context.getClass()]);
+    const mode = this.modeOf([context.getHandler(), context.getClass()]);
     if (!mode) return next.handle();
     const req = context.switchToHttp().getRequest<GatewayRequest>();
     const res = context.switchToHttp().getResponse<FastifyReply>();
-    const key = headerOf(req, 'idempotency-key');
-    if (key === undefined || !req.auth) return next.handle();
-    if (mode === 'command' && this.commandsClaim) {
-      req.idempotency = { key: checkedKey(key), fingerprint: fingerprintOf(req) };
-      return next.handle();
-    }
-    return from(this.run(req, res, key, next));
+    const direct = this.direct(req, mode);
+    if (direct) return next.handle();
+    return from(this.run(req, res, headerOf(req, 'idempotency-key')!, () => lastValueFrom(next.handle(), { defaultValue: undefined })));
   }
 
-  private async run(req: GatewayRequest, res: FastifyReply, key: string, next: CallHandler): Promise<unknown> {
+  /**
+   * The interceptor's work around a route's call whose mode is known (the lean routes' executor in
+   * lean-routes.ts; Nest's pipeline goes through `intercept`): the same steps, without an Observable.
+   */
+  around(req: GatewayRequest, res: FastifyReply, mode: IdempotencyMode, call: () => Promise<unknown>): Promise<unknown> {
+    if (!mode || this.direct(req, mode)) return call();
+    return this.run(req, res, headerOf(req, 'idempotency-key')!, call);
+  }
+
+  /** True when the call goes ahead with nothing recorded here: no key, no caller, or a command that claims the key itself (which gets it on the request). */
+  private direct(req: GatewayRequest, mode: IdempotencyMode): boolean {
+    const key = headerOf(req, 'idempotency-key');
+    if (key === undefined || !req.auth) return true;
+    if (mode === 'command' && this.commandsClaim) {
+      req.idempotency = { key: checkedKey(key), fingerprint: fingerprintOf(req) };
+      return true;
+    }
+    return false;
+  }
+
+  private async run(req: GatewayRequest, res: FastifyReply, key: string, call: () => Promise<unknown>): Promise<unknown> {
     checkedKey(key);
     const tenant = req.auth!.tenant;
     const hash = fingerprintOf(req);
@@ -149,7 +172,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
         `select request_hash, state, response_status, response_body, extract(epoch from now() - created_at)::float as age
          from gateway.idempotency where tenant = $1 and key = $2`, [tenant, key]);
       const row = rows[0];
-      if (!row) return this.run(req, res, key, next); // the first call failed and forgot the key meanwhile
+      if (!row) return this.run(req, res, key, call); // the first call failed and forgot the key meanwhile
       if (row.request_hash !== hash) throw problem('idempotency-key-reused', 'This Idempotency-Key was used with a different request body');
       if (row.state === 'in_progress') {
         throw problem('idempotency-in-progress', 'A request with this Idempotency-Key is still running', {
@@ -161,7 +184,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
       return row.response_body;
     }
     try {
-      const body = await lastValueFrom(next.handle(), { defaultValue: undefined });
+      const body = await call();
       await this.results.submit({ tenant, key, status: res.statusCode, body: JSON.stringify(body ?? null) });
       return body;
     } catch (e) {
