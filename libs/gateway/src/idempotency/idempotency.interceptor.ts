@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, OnM
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
 import { pathOf } from '@loyalty/runtime';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Pool } from 'pg';
 import { Observable, from, lastValueFrom } from 'rxjs';
 import { AppConfig, prepared, problem, validation } from '@loyalty/platform';
@@ -75,7 +75,7 @@ const checkedKey = (key: string): string => {
 
 /** What a key stands for: method, path and body (canonical JSON), hashed. The same key with another fingerprint is a 409. */
 const fingerprintOf = (req: GatewayRequest): string =>
-  createHash('sha256').update(`${req.method} ${pathOf(req)}\n${canonical(req.body)}`).digest('hex');
+  hash('sha256', `${req.method} ${pathOf(req)}\n${canonical(req.body)}`, 'hex');
 
 type Row = { request_hash: string; state: string; response_status: number | null; response_body: unknown; age: number };
 type Claim = { tenant: string; key: string; hash: string };

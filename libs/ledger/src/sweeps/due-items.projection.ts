@@ -18,8 +18,18 @@ export interface DueItem { kind: DueKind; entry_id: string; due_at: string }
  * looks at the member again on its later runs within that step. Never later than the deadline.
  */
 export const INACTIVITY_STEP_MS = 10 * 60_000;
-const inactivityRowAt = (lastActivity: string): string =>
-  new Date(Math.floor(Date.parse(lastActivity) / INACTIVITY_STEP_MS) * INACTIVITY_STEP_MS).toISOString();
+/** An instant as `Date#toISOString` writes it (four-digit year, milliseconds, UTC). */
+const CANONICAL_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/**
+ * The inactivity row's instant for a last activity. Every member event reaches it, so the common
+ * form (an instant `toISOString` wrote, as every event's `at` is) is cut to its ten minutes as
+ * text, with no date parsed or formatted (0.5 % of the reservation path's main thread); any other
+ * form goes through the date.
+ */
+export const inactivityRowAt = (lastActivity: string): string =>
+  CANONICAL_INSTANT.test(lastActivity)
+    ? `${lastActivity.slice(0, 15)}0:00.000Z`
+    : new Date(Math.floor(Date.parse(lastActivity) / INACTIVITY_STEP_MS) * INACTIVITY_STEP_MS).toISOString();
 
 /**
  * What of a member falls due, as a pure function of its state, one row per kind at its EARLIEST
