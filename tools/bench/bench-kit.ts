@@ -67,7 +67,8 @@ const startChild = (config: Partial<AppConfig>): Promise<{ url: string; port: nu
   new Promise((res, rej) => {
     const extra = [...nodeFlags(), ...(process.env.BENCH_CHILD_EXEC_ARGV ?? '').split(/\s+/).filter(Boolean)];
     const child: ChildProcess = fork(join(__dirname, 'standalone-child.js'), [], {
-      env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(config) }, stdio: 'inherit', execArgv: [...process.execArgv, ...extra],
+      // warn, as the distributed run's processes (service-process.ts): the child's Nest logger is off, so an info line was built for nothing
+      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', BENCH_CHILD_CONFIG: JSON.stringify(config) }, stdio: 'inherit', execArgv: [...process.execArgv, ...extra],
     });
     child.once('error', rej);
     child.once('exit', (code) => rej(new Error(`standalone child exited ${code}`)));
