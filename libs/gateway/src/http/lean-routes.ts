@@ -39,7 +39,7 @@ export interface LeanRouteParts {
 }
 
 type Extract = (req: GatewayRequest, reply: FastifyReply) => unknown;
-interface Param { index: number; extract: Extract; pipe: { type: 'body' | 'query' | 'param' | 'custom'; metatype: Type | undefined; data: string | undefined } | null }
+interface Param { index: number; extract: Extract; pipe: { type: 'body' | 'query' | 'param'; metatype: Type | undefined; data: string | undefined } | null }
 
 interface Target { instance: object; controller: Type; method: string; callback: (...args: unknown[]) => unknown }
 
@@ -63,7 +63,7 @@ export const leanRefusal = (t: Target, idempotency: Type): string | null => {
   if (hasAny([HEADERS_METADATA, REDIRECT_METADATA, RENDER_METADATA, SSE_METADATA], t.callback)) return 'response headers, redirect, render or SSE';
   const interceptors = [...(Reflect.getMetadata(INTERCEPTORS_METADATA, t.controller) ?? []), ...(Reflect.getMetadata(INTERCEPTORS_METADATA, t.callback) ?? [])] as unknown[];
   if (interceptors.some((i) => i !== idempotency)) return 'an interceptor other than IdempotencyInterceptor';
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, t.controller, t.method) ?? {}) as Record<string, { data?: unknown; pipes?: unknown[] }>;
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, t.controller, t.method) ?? {}) as Record<string, { pipes?: unknown[] }>;
   for (const [key, arg] of Object.entries(args)) {
     const type = Number(key.split(':')[0]);
     if (!SUPPORTED_PARAMS.has(type)) return `parameter ${key}`;
