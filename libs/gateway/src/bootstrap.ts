@@ -16,6 +16,8 @@ export const configureGateway = (app: INestApplication, config: AppConfig): void
   installHttpMetrics(app);
   const pipe = validationPipe();
   app.useGlobalPipes(pipe);
-  installLeanRoutes(app, () => ({ guard: app.get(AuthGuard), pipe, idempotency: app.get(IdempotencyInterceptor), filter: app.get(ProblemFilter) }));
+  installLeanRoutes(app, () => ({
+    adapter: app.getHttpAdapter(), guard: app.get(AuthGuard), pipe, idempotency: app.get(IdempotencyInterceptor), filter: app.get(ProblemFilter),
+  }));
   serveApiDocs(app, buildOpenApiDocument(app, { serverUrl: config.baseUrl }));
 };

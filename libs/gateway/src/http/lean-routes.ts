@@ -7,6 +7,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { ModulesContainer } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { fastifyOf } from '@loyalty/runtime';
+import { isObservable, lastValueFrom } from 'rxjs';
 import { AuthGuard, RouteAccess } from '../auth/auth.guard';
 import { IdempotencyInterceptor, IdempotencyMode } from '../idempotency/idempotency.interceptor';
 import { ProblemFilter } from './problem.filter';
@@ -32,6 +33,8 @@ import { GatewayRequest } from './request-context';
  */
 
 export interface LeanRouteParts {
+  /** Nest's HTTP adapter: the reply is sent as Nest sends it (`reply`: a StreamableFile's headers and stream, any other body to Fastify). */
+  adapter: { reply(response: unknown, body: unknown, statusCode?: number): unknown };
   guard: AuthGuard;
   pipe: PipeTransform;
   idempotency: IdempotencyInterceptor;
@@ -106,7 +109,7 @@ const leanHandler = (t: Target, parts: LeanRouteParts, status: number) => {
     return { index, extract: extractor(type, data), pipe: pipeType ? { type: pipeType, metatype: paramtypes[index], data } : null };
   });
   const argc = params.reduce((n, p) => Math.max(n, p.index + 1), 0);
-  const { guard, pipe, idempotency, filter } = parts;
+  const { adapter, guard, pipe, idempotency, filter } = parts;
 
   const call = async (req: GatewayRequest, reply: FastifyReply): Promise<unknown> => {
     const values = new Array<unknown>(argc).fill(undefined);
@@ -125,7 +128,8 @@ const leanHandler = (t: Target, parts: LeanRouteParts, status: number) => {
       // Nest sets the route's status before the interceptors and the handler (which may change it)
       reply.code(status);
       const result = await idempotency.around(req, reply, mode, () => call(req, reply));
-      reply.send(result);
+      // as Nest: an Observable's last value; the status set above (or by the handler) stays
+      await adapter.reply(reply, isObservable(result) ? await lastValueFrom(result) : result);
     } catch (e) {
       filter.handle(e, req, reply);
     }
