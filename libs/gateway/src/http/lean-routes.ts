@@ -66,15 +66,18 @@ export const leanRefusal = (t: Target, idempotency: Type): string | null => {
   if (hasAny([HEADERS_METADATA, REDIRECT_METADATA, RENDER_METADATA, SSE_METADATA], t.callback)) return 'response headers, redirect, render or SSE';
   const interceptors = [...(Reflect.getMetadata(INTERCEPTORS_METADATA, t.controller) ?? []), ...(Reflect.getMetadata(INTERCEPTORS_METADATA, t.callback) ?? [])] as unknown[];
   if (interceptors.some((i) => i !== idempotency)) return 'an interceptor other than IdempotencyInterceptor';
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, t.controller, t.method) ?? {}) as Record<string, { pipes?: unknown[] }>;
-  for (const [key, arg] of Object.entries(args)) {
-    const type = Number(key.split(':')[0]);
-    if (!SUPPORTED_PARAMS.has(type)) return `parameter ${key}`;
-    if (arg.pipes?.length) return 'a parameter pipe';
-    if (type === RouteParamtypes.RESPONSE && Reflect.getMetadata(RESPONSE_PASSTHROUGH_METADATA, t.controller, t.method) !== true) return 'a response the handler writes itself';
+  for (const p of routeParams(t)) {
+    if (!SUPPORTED_PARAMS.has(p.type)) return `parameter ${p.key}`;
+    if (p.pipes?.length) return 'a parameter pipe';
+    if (p.type === RouteParamtypes.RESPONSE && Reflect.getMetadata(RESPONSE_PASSTHROUGH_METADATA, t.controller, t.method) !== true) return 'a response the handler writes itself';
   }
   return null;
 };
+
+/** A route's parameter decorators as Nest stores them (`"<type>:<index>"` → index, data, pipes), with the type read from the key. */
+const routeParams = (t: Target): { key: string; type: number; index: number; data?: string; pipes?: unknown[] }[] =>
+  Object.entries((Reflect.getMetadata(ROUTE_ARGS_METADATA, t.controller, t.method) ?? {}) as Record<string, { index: number; data?: string; pipes?: unknown[] }>)
+    .map(([key, arg]) => ({ key, type: Number(key.split(':')[0]), ...arg }));
 
 const SUPPORTED_PARAMS = new Set<number>([RouteParamtypes.REQUEST, RouteParamtypes.RESPONSE, RouteParamtypes.BODY, RouteParamtypes.QUERY, RouteParamtypes.PARAM, RouteParamtypes.HEADERS]);
 const PIPE_TYPES: Partial<Record<number, 'body' | 'query' | 'param'>> = { [RouteParamtypes.BODY]: 'body', [RouteParamtypes.QUERY]: 'query', [RouteParamtypes.PARAM]: 'param' };
@@ -102,9 +105,7 @@ const leanHandler = (t: Target, parts: LeanRouteParts, status: number) => {
   const access: RouteAccess = parts.guard.accessOf(targets);
   const mode: IdempotencyMode = parts.idempotency.modeOf(targets);
   const paramtypes = (Reflect.getMetadata('design:paramtypes', t.instance, t.method) ?? []) as (Type | undefined)[];
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, t.controller, t.method) ?? {}) as Record<string, { index: number; data?: string }>;
-  const params: Param[] = Object.entries(args).map(([key, { index, data }]) => {
-    const type = Number(key.split(':')[0]);
+  const params: Param[] = routeParams(t).map(({ type, index, data }) => {
     const pipeType = PIPE_TYPES[type];
     return { index, extract: extractor(type, data), pipe: pipeType ? { type: pipeType, metatype: paramtypes[index], data } : null };
   });
@@ -167,12 +168,12 @@ export const leanRoutesOf = (app: INestApplication): ReadonlySet<string> => inst
 
 /**
  * Installs the executor: call before the app is initialised (Nest registers its routes with Fastify
- * then). Returns the routes that run lean, as they are registered (for tests and the start log).
+ * then). The routes it takes are listed by `leanRoutesOf` as they are registered.
  */
-export const installLeanRoutes = (app: INestApplication, parts: () => LeanRouteParts): ReadonlySet<string> => {
+export const installLeanRoutes = (app: INestApplication, parts: () => LeanRouteParts): void => {
   const lean = new Set<string>();
   installed.set(app, lean);
-  if (process.env.LOYALTY_LEAN_ROUTES === '0') return lean;
+  if (process.env.LOYALTY_LEAN_ROUTES === '0') return;
   let table: Map<string, Target> | null = null;
   let got: LeanRouteParts | null = null;
   fastifyOf(app).addHook('onRoute', (route: RouteOptions) => {
@@ -201,5 +202,4 @@ export const installLeanRoutes = (app: INestApplication, parts: () => LeanRouteP
       : handler;
     lean.add(name);
   });
-  return lean;
 };

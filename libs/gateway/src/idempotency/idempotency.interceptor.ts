@@ -138,8 +138,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     if (!mode) return next.handle();
     const req = context.switchToHttp().getRequest<GatewayRequest>();
     const res = context.switchToHttp().getResponse<FastifyReply>();
-    const direct = this.direct(req, mode);
-    if (direct) return next.handle();
+    if (this.direct(req, mode)) return next.handle();
     return from(this.run(req, res, headerOf(req, 'idempotency-key')!, () => lastValueFrom(next.handle(), { defaultValue: undefined })));
   }
 
