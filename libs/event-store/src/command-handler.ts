@@ -185,6 +185,16 @@ export class CommandHandler {
   }
 
   /**
+   * Remembers the state of a stream that a statement outside this handler has just created (e.g. a
+   * member created with its identity claim in one statement: MembersService), so the commands that
+   * follow decide without reading it. Safe as primeNew is: a stale state makes the next append
+   * conflict, and the retry reads the stream.
+   */
+  recordCreated<S, E extends { type: string; data: unknown }>(streamId: string, evolver: Evolver<S, E>, state: S, revision: bigint): void {
+    this.remember(streamId, evolver, state, revision);
+  }
+
+  /**
    * Loads the streams this process holds no state of, all together: one snapshot query and one
    * read for the lot (foldStreams), so a command run over many cold streams (a sweep's page of
    * members) costs two round trips, not two per stream. A stream cached meanwhile is left as it is;

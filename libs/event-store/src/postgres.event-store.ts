@@ -674,7 +674,7 @@ export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
 ];
 
 interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision; claim?: AppendClaim }
-type AppendRow = { outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null };
+export type AppendRow = { outcome: string; actual: string | null; next_revision: string | null; global_position: string | null; transaction_id: string | null };
 
 /** Errors that abort a whole group (a race with another process creating a stream, a deadlock): the group is tried again. */
 const RETRY_GROUP = new Set(['23505', '40P01']);
@@ -789,6 +789,34 @@ const claimParams = (items: readonly { claim?: AppendClaim }[]): string[] => [
 const APPEND_FEW_MAX = 20;
 /** The announcement of appends (after their commit), prepared; its payload names the announcing store. */
 const ANNOUNCE_SQL = prepared('es_announce', `select pg_notify('es_appended', $1::text)`);
+
+/**
+ * es.append_few's first seven arguments for appends that a service's own statement writes in the
+ * same transaction as rows of its own (ledger.enrol_new: an email's identity claimed and its member
+ * created together): streams, expected revisions, event counts, ids, types, and the events' data and
+ * metadata as JSON arrays. Throws, as append() refuses it, for an event that holds a NUL. The caller tells the store
+ * afterwards (PostgresEventStore.appendedElsewhere) and reads each stream's row with appendOutcomeOf.
+ */
+export const appendFewArguments = (appends: readonly { streamId: string; events: readonly NewEvent[]; expected: ExpectedRevision }[]): string[] => {
+  const events = appends.flatMap((a) => a.events);
+  const data = jsonArrayOf(events.map((e) => e.data));
+  const metadata = jsonArrayOf(events.map((e) => e.metadata ?? {}));
+  if (hasNul(data) || hasNul(metadata)) throw nulRefused(appends.map((a) => a.streamId).join(', '));
+  return [
+    pgArray(appends.map((a) => a.streamId)), pgArray(appends.map((a) => (typeof a.expected === 'bigint' ? a.expected.toString() : a.expected))),
+    pgArray(appends.map((a) => a.events.length)), pgArray(events.map((e) => e.id)), pgArray(events.map((e) => e.type)), data, metadata,
+  ];
+};
+
+/** An es.append_few row (idx, outcome, actual, next_revision, global_position, transaction_id) as append() answers it: a result, or the error it throws. */
+export const appendOutcomeOf = (streamId: string, expected: ExpectedRevision, r: AppendRow | undefined, claim?: AppendClaim): AppendResult | Error => {
+  if (r?.outcome === 'claimed') return new ClaimTakenError(streamId, claim?.name ?? '');
+  if (!r || r.outcome === 'conflict') {
+    return new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
+  }
+  // the transaction id (xid8) orders commits; the largest global position of the append is its position
+  return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
+};
 
 export interface PostgresEventStoreOptions {
   /** Test-only: awaited after an append's rows are written, just before COMMIT (to delay commits out of order). */
@@ -943,12 +971,15 @@ export class PostgresEventStore implements EventStore {
   }
 
   private outcomeOf(streamId: string, expected: ExpectedRevision, r: AppendRow | undefined, claim?: AppendClaim): AppendResult | Error {
-    if (r?.outcome === 'claimed') return new ClaimTakenError(streamId, claim?.name ?? '');
-    if (!r || r.outcome === 'conflict') {
-      return new WrongExpectedRevisionError(streamId, expected, r?.actual == null ? 'no_stream' : BigInt(r.actual));
-    }
-    // the transaction id (xid8) orders commits; the largest global position of the append is its position
-    return { nextRevision: BigInt(r.next_revision!), position: { commit: BigInt(r.transaction_id!), prepare: BigInt(r.global_position!) } };
+    return appendOutcomeOf(streamId, expected, r, claim);
+  }
+
+  /**
+   * After appends that another statement wrote through es.append_few (appendFewArguments): this
+   * process's subscriptions are woken and the other processes' are told, as after append().
+   */
+  appendedElsewhere(): void {
+    this.announce();
   }
 
   private async appendAlone(streamId: string, events: NewEvent[], expected: ExpectedRevision, claim?: AppendClaim): Promise<AppendResult> {

@@ -2,6 +2,7 @@ import { MigrationClass, sqlMigration } from '@loyalty/platform';
 import { LEDGER_TIME_MIGRATIONS } from './sweeps/time.migrations';
 import { ORDER_MIGRATIONS } from './orders/orders.migrations';
 import { FINANCE_MIGRATIONS } from './finance/finance.migrations';
+import { LedgerEnrolNew001_1766100000000 } from './members/enrol-new.migrations';
 
 export const Ledger001_1764000011000 = sqlMigration('Ledger001_1764000011000', {
   legacyId: 'ledger-001',
@@ -45,4 +46,5 @@ export const LEDGER_MIGRATIONS: MigrationClass[] = [
   ...LEDGER_TIME_MIGRATIONS,
   ...ORDER_MIGRATIONS,
   ...FINANCE_MIGRATIONS,
+  LedgerEnrolNew001_1766100000000,
 ];

@@ -37,8 +37,9 @@ import { countPoints } from './projections/points-metrics';
     // a read not given a limit waits at most 2 s for the read models
     { provide: LedgerReadModels, inject: [EVENT_STORE], useFactory: (store: EventStore) => new LedgerReadModels(store, 2_000) },
     {
-      provide: MembersService, inject: [PG_POOL, COMMAND_HANDLER, ProgramStore, PiiVault, LedgerReadModels],
-      useFactory: (pool: Pool, handler: CommandHandler, programs: ProgramStore, vault: PiiVault, rm: LedgerReadModels) => new MembersService(pool, handler, programs, vault, rm),
+      provide: MembersService, inject: [PG_POOL, COMMAND_HANDLER, ProgramStore, PiiVault, LedgerReadModels, EVENT_STORE],
+      useFactory: (pool: Pool, handler: CommandHandler, programs: ProgramStore, vault: PiiVault, rm: LedgerReadModels, store: EventStore) =>
+        new MembersService(pool, handler, programs, vault, rm, store),
     },
     // the ledger's use cases, each given only what it uses
     {

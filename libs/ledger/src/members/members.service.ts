@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { ProgramStore, ReadonlyProgram } from '@loyalty/programs';
 import { MemberView, Rule, memberStreamId as memberStream } from '@loyalty/contracts';
-import { CommandHandler, Decided, Decision, GroupCommitter, WrongExpectedRevisionError, decideOn } from '@loyalty/event-store';
+import {
+  AppendResult, AppendRow, CommandHandler, Decided, Decision, EventStore, GroupCommitter, GroupOutcome, NewEvent, PostgresEventStore, WrongExpectedRevisionError,
+  appendFewArguments, appendOutcomeOf, decideOn,
+} from '@loyalty/event-store';
 import {
   CreateMemberCommand, MemberAggregate, MemberEvent, ProfileCommand, decideCreate, decideProfile, decideSignupBonus, memberEvolver,
 } from '@loyalty/domain-member';
@@ -69,6 +73,15 @@ const rulesOf = (program: ReadonlyProgram): Rule[] => {
   return rules;
 };
 
+/** A new member's email claim and creation in one statement (ledger.enrol_new), prepared. */
+const ENROL_NEW_SQL = prepared('ledger_enrol_new',
+  `select * from ledger.enrol_new($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[], $8::uuid[], $9::text[], $10::json, $11::json)`);
+
+/** A member to create with its email's claim (MembersService.creations). */
+interface NewMember { tenant: string; email: string; memberId: string; key: Buffer; events: NewEvent[] }
+/** The email's owner after the claim (null: lost to a concurrent claim, look again), and the creation when this item made it. */
+interface NewMemberOutcome { owner: string | null; created: AppendResult | null }
+
 /** One per process: every MembersService of the process serialises on the same identity values. */
 const LOCKS = new KeyedMutex();
 
@@ -113,13 +126,39 @@ export class MembersService {
     return this.claims.submit({ tenant, kind, value, memberId, key: randomBytesPooled(32) });
   }
 
+  /**
+   * Enrolments of new members by email alone that arrive together: each email claimed and each
+   * member created in one statement, one transaction (ledger.enrol_new), instead of a claim's group
+   * commit and then a creation's. Only over the PostgreSQL event store, which keeps es.append_few in
+   * the ledger's database; other stores take the two steps.
+   */
+  private readonly creations: GroupCommitter<NewMember, NewMemberOutcome> | null;
+
   constructor(
     private readonly pool: Pool,
     private readonly handler: CommandHandler,
     private readonly programs: ProgramStore,
     private readonly vault: PiiVault,
     private readonly readModels: LedgerReadModels,
-  ) {}
+    private readonly store: EventStore | null = null,
+  ) {
+    this.creations = store instanceof PostgresEventStore ? new GroupCommitter((items) => this.createMany(items), 500, 2) : null;
+  }
+
+  private async createMany(items: NewMember[]): Promise<GroupOutcome<NewMemberOutcome>[]> {
+    const appends = items.map((i) => ({ streamId: memberStream(i.tenant, i.memberId), events: i.events, expected: 'no_stream' as const }));
+    const { rows } = await this.pool.query<AppendRow & { n: number; owner: string | null }>(ENROL_NEW_SQL([
+      pgArray(items.map((i) => i.tenant)), pgArray(items.map((i) => i.email)), pgArray(items.map((i) => i.memberId)), items.map((i) => i.key),
+      ...appendFewArguments(appends)]));
+    const out: GroupOutcome<NewMemberOutcome>[] = items.map(() => ({ owner: null, created: null }));
+    for (const r of rows) {
+      const k = r.n - 1;
+      const created = r.outcome === null ? null : appendOutcomeOf(appends[k].streamId, 'no_stream', r);
+      out[k] = { owner: r.owner, created: created instanceof Error ? null : created };
+    }
+    if (rows.some((r) => r.outcome === 'ok')) (this.store as PostgresEventStore).appendedElsewhere();
+    return out;
+  }
 
   // ---------- reads ----------
 
@@ -231,7 +270,10 @@ export class MembersService {
       if (!ids.phone && !ids.external_ref) {
         // nothing to adopt: claim the email for a new id at once; a taken email answers its owner
         const candidate = newId('M');
-        memberId = await this.claimForNew(tenant, 'email', email, candidate);
+        const made = this.creations ? await this.enrolNew(tenant, email, candidate, input, at, signupBonus, also) : undefined;
+        if (made && 'state' in made) return { created: true, member: await this.view(tenant, candidate, made.state), alsoApplied: !!also };
+        // the claim and creation in one statement, or (another store, or the statement failed) the claim alone
+        memberId = made ? made.owner : await this.claimForNew(tenant, 'email', email, candidate);
         if (!memberId) continue; // lost to a concurrent enrolment: look again
         minted = memberId === candidate;
       } else {
@@ -278,6 +320,47 @@ export class MembersService {
     throw problem('unavailable', 'Could not enrol the member; retry with the same idempotency key');
   }
 
+  /**
+   * A new member by email alone: the email claimed for `memberId` and the member created (with its
+   * signup bonus and the caller's `also` events) in one statement (creations). Answers the member's
+   * state when this call created it, else the email's owner (null: lost to a claim still running,
+   * look again); undefined when the statement failed, and then nothing of it was written (the caller
+   * takes the two steps). The member's PII key is made here and stored with the claim.
+   */
+  private async enrolNew(tenant: string, email: string, memberId: string, input: ProfileInput, at: string, signupBonus: boolean, also?: AlsoOnCreation): Promise<{ state: MemberAggregate } | { owner: string | null } | undefined> {
+    const key = randomBytesPooled(32);
+    this.vault.adopt(tenant, memberId, key);
+    let outcome: NewMemberOutcome;
+    let events: MemberEvent[];
+    try {
+      const sealed = await this.vault.seal(tenant, memberId, { email, phone: null, external_ref: null });
+      const bonus = signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
+      const initial = memberEvolver.initialState();
+      events = [...decideCreate(initial, this.creation(memberId, 'registered', sealed, input, at)), ...(bonus ? bonus(initial) : [])];
+      if (also) events.push(...also(memberId, events.reduce((t, e) => memberEvolver.evolve(t, e), memberEvolver.initialState())));
+      const toAppend = events.map((e) => ({ id: (e as { id?: string }).id ?? randomUUID(), type: e.type, data: e.data }));
+      outcome = await this.creations!.submit({ tenant, email, memberId, key, events: toAppend });
+    } catch {
+      this.vault.forget(tenant, memberId);
+      return undefined;
+    }
+    if (outcome.owner !== memberId || !outcome.created) {
+      this.vault.forget(tenant, memberId);
+      return { owner: outcome.owner === memberId ? null : outcome.owner };
+    }
+    const state = events.reduce((t, e) => memberEvolver.evolve(t, e), memberEvolver.initialState());
+    this.handler.recordCreated(memberStream(tenant, memberId), memberEvolver, state, outcome.created.nextRevision);
+    return { state };
+  }
+
+  /** A member's creation as the deciders take it. */
+  private creation(memberId: string, state: 'prospect' | 'registered', pii: CreateMemberCommand['pii'], input: ProfileInput, at: string): CreateMemberCommand {
+    return {
+      member_id: memberId, state, referral_code: newReferralCode(), pii,
+      marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
+    };
+  }
+
   /** A creation that failed leaves no identity claims behind (they would hold an email or phone for nobody). */
   private async releaseClaimsOfUncreated(tenant: string, memberId: string): Promise<void> {
     if ((await this.exists(tenant, memberId))) return;
@@ -302,10 +385,7 @@ export class MembersService {
     const sealed = await this.vault.seal(tenant, memberId, pii);
     const bonus = state === 'registered' && signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
     try {
-      const creation: CreateMemberCommand = {
-        member_id: memberId, state, referral_code: newReferralCode(), pii: sealed,
-        marketing_consent: input.marketing_consent ?? false, accepted_terms_version: input.accepted_terms_version ?? null, at,
-      };
+      const creation = this.creation(memberId, state, sealed, input, at);
       const out = await this.handler.handle(memberStream(tenant, memberId), memberEvolver, (s) => {
         const created = decideCreate(s, creation);
         if (!created.length) return { events: [], result: false };

@@ -102,6 +102,12 @@ export class PiiVault {
     return { ...pii };
   }
 
+  /** Drops what this process holds of a member's key and PII (a key adopted for a creation that did not happen); nothing stored changes. */
+  forget(tenant: string, memberId: string): void {
+    this.keys.delete(this.id(tenant, memberId));
+    this.plain.delete(this.id(tenant, memberId));
+  }
+
   async destroy(tenant: string, memberId: string): Promise<void> {
     await this.pool.query('delete from ledger.member_keys where tenant = $1 and member_id = $2', [tenant, memberId]);
     this.keys.delete(this.id(tenant, memberId));
