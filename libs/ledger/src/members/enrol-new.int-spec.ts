@@ -97,11 +97,15 @@ describe('enrolment: claim and creation in one statement (PostgreSQL)', () => {
     const fresh = `M-${randomUUID()}`;
     // the first item's stream exists already (expected no_stream: a conflict); the second is new
     await store.append(memberStreamId(tenant, existing), [{ id: randomUUID(), type: 'Marker', data: {} }], 'no_stream');
-    const appends = [existing, fresh].map((m) => ({ streamId: memberStreamId(tenant, m), events: [{ id: randomUUID(), type: 'Marker', data: { m } }], expected: 'no_stream' as const }));
+    // a third item claims the first one's email after it in the group: its owner was the first, which is given back
+    const third = `M-${randomUUID()}`;
+    const appends = [existing, fresh, third].map((m) => ({ streamId: memberStreamId(tenant, m), events: [{ id: randomUUID(), type: 'Marker', data: { m } }], expected: 'no_stream' as const }));
     const { rows } = await db.pool.query<{ n: number; owner: string | null; outcome: string | null }>(
       'select n, owner, outcome from ledger.enrol_new($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[], $8::uuid[], $9::text[], $10::json, $11::json) order by n',
-      [pgArray([tenant, tenant]), pgArray(['x@example.com', 'y@example.com']), pgArray([existing, fresh]), [Buffer.alloc(32, 1), Buffer.alloc(32, 2)], ...appendFewArguments(appends)]);
-    expect(rows).toEqual([{ n: 1, owner: null, outcome: 'conflict' }, { n: 2, owner: fresh, outcome: 'ok' }]);
+      [pgArray([tenant, tenant, tenant]), pgArray(['x@example.com', 'y@example.com', 'x@example.com']), pgArray([existing, fresh, third]),
+        [Buffer.alloc(32, 1), Buffer.alloc(32, 2), Buffer.alloc(32, 3)], ...appendFewArguments(appends)]);
+    expect(rows).toEqual([{ n: 1, owner: null, outcome: 'conflict' }, { n: 2, owner: fresh, outcome: 'ok' }, { n: 3, owner: null, outcome: null }]);
+    expect(await streams(tenant)).toEqual([memberStreamId(tenant, existing), memberStreamId(tenant, fresh)].sort());
     expect(await identities(tenant)).toEqual([{ value: 'y@example.com', member_id: fresh }]);
     expect(await keys(tenant)).toEqual([fresh]);
     expect((await store.readStream(memberStreamId(tenant, existing))).map((e) => e.type)).toEqual(['Marker']);

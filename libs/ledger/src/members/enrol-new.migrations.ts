@@ -12,8 +12,8 @@ import { sqlMigration } from '@loyalty/platform';
  *      arguments, for every item: the losers' are left out), in stream order as every group append
  *      locks streams;
  *   3. a creation es.append_few did not write (a conflict: the stream exists) gives its claim and key
- *      back in the same transaction, and answers no owner (the caller looks again): nothing of a
- *      creation that did not happen stays.
+ *      back in the same transaction, and answers no owner (the caller looks again), nor do the items
+ *      of the group that found it the owner: nothing of a creation that did not happen stays.
  * Answers one row per item: n (1-based), the email's owner, and the creation's es.append_few row
  * (outcome null for an item whose claim was lost). The caller announces the appends
  * (PostgresEventStore.appendedElsewhere).
@@ -33,6 +33,8 @@ export const LedgerEnrolNew001_1766100000000 = sqlMigration('LedgerEnrolNew001_1
         v_owner text[] := array_fill(null::text, array[v_count]);
         v_off int[] := array_fill(0, array[v_count]);
         v_won int[] := '{}';
+        v_back text[] := '{}';
+        v_taken text;
         v_i int;
         v_o int := 0;
         v_first int;
@@ -57,8 +59,9 @@ export const LedgerEnrolNew001_1766100000000 = sqlMigration('LedgerEnrolNew001_1
           if found then
             v_owner[v_i] := p_member_ids[v_i];
           else
-            select x.member_id into v_owner[v_i] from ledger.identities x
+            select x.member_id into v_taken from ledger.identities x
              where x.tenant = p_tenants[v_i] and x.kind = 'email' and x.value = p_values[v_i];
+            v_owner[v_i] := v_taken;
           end if;
         end loop;
         -- 2. the winners' keys and streams, in stream order
@@ -85,6 +88,7 @@ export const LedgerEnrolNew001_1766100000000 = sqlMigration('LedgerEnrolNew001_1
               delete from ledger.identities x
                where x.tenant = p_tenants[v_i] and x.kind = 'email' and x.value = p_values[v_i] and x.member_id = p_member_ids[v_i];
               delete from ledger.member_keys k where k.tenant = p_tenants[v_i] and k.member_id = p_member_ids[v_i];
+              v_back := v_back || p_member_ids[v_i];
               v_owner[v_i] := null;
             end if;
             n := v_i; owner := v_owner[v_i]; outcome := r.outcome; actual := r.actual;
@@ -94,7 +98,8 @@ export const LedgerEnrolNew001_1766100000000 = sqlMigration('LedgerEnrolNew001_1
         end if;
         for v_i in 1 .. v_count loop
           continue when v_i = any(v_won);
-          n := v_i; owner := v_owner[v_i]; outcome := null; actual := null; next_revision := null; global_position := null; transaction_id := null;
+          -- an owner earlier in the group whose creation was given back owns nothing: look again
+          n := v_i; owner := case when v_owner[v_i] = any(v_back) then null else v_owner[v_i] end; outcome := null; actual := null; next_revision := null; global_position := null; transaction_id := null;
           return next;
         end loop;
       end
