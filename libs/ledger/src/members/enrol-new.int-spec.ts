@@ -111,6 +111,23 @@ describe('enrolment: claim and creation in one statement (PostgreSQL)', () => {
     expect((await store.readStream(memberStreamId(tenant, existing))).map((e) => e.type)).toEqual(['Marker']);
   });
 
+  it('a group beyond twenty members goes through the set-based group append, with an email twice in it going to its first item', async () => {
+    const { tenant } = await programme();
+    const ids = Array.from({ length: 30 }, () => `M-${randomUUID()}`);
+    const emails = ids.map((_, i) => (i === 29 ? 'e3@example.com' : `e${i}@example.com`));
+    const appends = ids.map((m) => ({ streamId: memberStreamId(tenant, m), events: [1, 2].map((k) => ({ id: randomUUID(), type: 'Marker', data: { m, k } })), expected: 'no_stream' as const }));
+    const { rows } = await db.pool.query<{ n: number; owner: string | null; outcome: string | null }>(
+      'select n, owner, outcome from ledger.enrol_new($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[], $8::uuid[], $9::text[], $10::json, $11::json) order by n',
+      [pgArray(ids.map(() => tenant)), pgArray(emails), pgArray(ids), ids.map((_, i) => Buffer.alloc(32, i)), ...appendFewArguments(appends)]);
+    expect(rows).toEqual(ids.map((m, i) => (i === 29 ? { n: 30, owner: ids[3], outcome: null } : { n: i + 1, owner: m, outcome: 'ok' })));
+    expect(await streams(tenant)).toEqual(ids.slice(0, 29).map((m) => memberStreamId(tenant, m)).sort());
+    // each stream holds its own two events, in order
+    for (const m of [ids[0], ids[17], ids[28]]) {
+      expect((await store.readStream(memberStreamId(tenant, m))).map((e) => e.data)).toEqual([{ m, k: 1 }, { m, k: 2 }]);
+    }
+    expect(await keys(tenant)).toEqual(ids.slice(0, 29).sort());
+  });
+
   it('an email taken before answers its owner and writes nothing for the new id', async () => {
     const { tenant, at } = await programme();
     const first = await members.enrol(tenant, { email: 'taken@example.com' }, at);

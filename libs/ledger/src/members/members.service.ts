@@ -77,14 +77,6 @@ const rulesOf = (program: ReadonlyProgram): Rule[] => {
 const ENROL_NEW_SQL = prepared('ledger_enrol_new',
   `select * from ledger.enrol_new($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[], $8::uuid[], $9::text[], $10::json, $11::json)`);
 
-/** Groups of up to this many enrolments run ledger.enrol_new; larger ones (a bulk import) the claim and then the set-based group append. */
-const ENROL_NEW_MAX = 32;
-
-/** A group of enrolments too large for ledger.enrol_new: its members take the two steps. */
-class BulkEnrolment extends Error {
-  constructor() { super('a bulk of enrolments takes the two steps'); }
-}
-
 /** A member to create with its email's claim (MembersService.creations). */
 interface NewMember { tenant: string; email: string; memberId: string; key: Buffer; events: NewEvent[] }
 /** The email's owner after the claim (null: lost to a concurrent claim, look again), and the creation when this item made it. */
@@ -141,8 +133,6 @@ export class MembersService {
    * the ledger's database; other stores take the two steps.
    */
   private readonly creations: GroupCommitter<NewMember, NewMemberOutcome> | null;
-  /** Enrolments in `enrolNew` now. */
-  private creating = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -156,10 +146,6 @@ export class MembersService {
   }
 
   private async createMany(items: NewMember[]): Promise<GroupOutcome<NewMemberOutcome>[]> {
-    // a bulk of enrolments (a migration import's hundreds in flight) takes the two steps: the claim and
-    // the group append are set-based statements there, where ledger.enrol_new loops per member
-    // (measured: an import of 10,000 members 2,472 → 2,125 members/s through this statement)
-    if (items.length > ENROL_NEW_MAX) return items.map(() => new BulkEnrolment());
     const appends = items.map((i) => ({ streamId: memberStream(i.tenant, i.memberId), events: i.events, expected: 'no_stream' as const }));
     const { rows } = await this.pool.query<AppendRow & { n: number; owner: string | null }>(ENROL_NEW_SQL([
       pgArray(items.map((i) => i.tenant)), pgArray(items.map((i) => i.email)), pgArray(items.map((i) => i.memberId)), items.map((i) => i.key),
@@ -286,7 +272,7 @@ export class MembersService {
         const candidate = newId('M');
         const made = this.creations ? await this.enrolNew(tenant, email, candidate, input, at, signupBonus, also) : undefined;
         if (made && 'state' in made) return { created: true, member: await this.view(tenant, candidate, made.state), alsoApplied: !!also };
-        // the claim and creation in one statement, or (another store, or a bulk under way) the claim alone
+        // the claim and creation in one statement, or (another event store) the claim alone
         memberId = made ? made.owner : await this.claimForNew(tenant, 'email', email, candidate);
         if (!memberId) continue; // lost to a concurrent enrolment: look again
         minted = memberId === candidate;
@@ -338,17 +324,13 @@ export class MembersService {
    * A new member by email alone: the email claimed for `memberId` and the member created (with its
    * signup bonus and the caller's `also` events) in one statement (creations). Answers the member's
    * state when this call created it, else the email's owner (null: lost to a claim still running,
-   * look again); undefined when a bulk of enrolments is under way (the caller takes the two steps).
-   * The member's PII key is made here and stored with the claim.
+   * look again). The member's PII key is made here and stored with the claim.
    */
-  private async enrolNew(tenant: string, email: string, memberId: string, input: ProfileInput, at: string, signupBonus: boolean, also?: AlsoOnCreation): Promise<{ state: MemberAggregate } | { owner: string | null } | undefined> {
-    // a bulk under way (more enrolments in flight than a group of the statement takes: createMany) takes the two steps
-    if (this.creating >= ENROL_NEW_MAX) return undefined;
+  private async enrolNew(tenant: string, email: string, memberId: string, input: ProfileInput, at: string, signupBonus: boolean, also?: AlsoOnCreation): Promise<{ state: MemberAggregate } | { owner: string | null }> {
     const key = randomBytesPooled(32);
     this.vault.adopt(tenant, memberId, key);
     let outcome: NewMemberOutcome;
     let events: MemberEvent[];
-    this.creating++;
     try {
       const sealed = await this.vault.seal(tenant, memberId, { email, phone: null, external_ref: null });
       const bonus = signupBonus ? await this.signupBonus(tenant, memberId, at) : null;
@@ -358,12 +340,9 @@ export class MembersService {
       const toAppend = events.map((e) => ({ id: (e as { id?: string }).id ?? randomUUID(), type: e.type, data: e.data }));
       outcome = await this.creations!.submit({ tenant, email, memberId, key, events: toAppend });
     } catch (e) {
-      // nothing of the statement was written (one transaction); a bulk takes the two steps, any other failure is the enrolment's
+      // nothing of the statement was written (one transaction)
       this.vault.forget(tenant, memberId);
-      if (e instanceof BulkEnrolment) return undefined;
       throw e;
-    } finally {
-      this.creating--;
     }
     if (outcome.owner !== memberId || !outcome.created) {
       this.vault.forget(tenant, memberId);
