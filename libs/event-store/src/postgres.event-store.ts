@@ -772,9 +772,10 @@ const hasNul = (json: string): boolean => {
   return false;
 };
 
-/** The error PostgreSQL gave for a NUL in a jsonb value (22P05), for an append that carries one. */
+/** The error PostgreSQL gave for a NUL in a jsonb value, for an append that carries one. */
+const NUL_REFUSED = '22P05';
 const nulRefused = (streamId: string): Error =>
-  Object.assign(new Error(`an event of ${streamId} holds a NUL character (\\u0000), which the event store cannot keep`), { code: '22P05' });
+  Object.assign(new Error(`an event of ${streamId} holds a NUL character (\\u0000), which the event store cannot keep`), { code: NUL_REFUSED });
 const APPEND_SET_SQL = prepared('es_append_set', `select * from es.append_set($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonArray(6)}, ${jsonArray(7)})`);
 const APPEND_FEW_SQL = prepared('es_append_few', `select * from es.append_few($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], ${jsonArray(6)}, ${jsonArray(7)})`);
 /** The same with claims (AppendClaim): their names, fingerprints and seconds, one per stream (null where an append takes none). */
@@ -941,14 +942,12 @@ export class PostgresEventStore implements EventStore {
     if (items.length === 1) return [await this.appendAlone(items[0].streamId, items[0].events, items[0].expected, items[0].claim).catch((e: Error) => e)];
     const order = items.map((_, i) => i).sort((a, b) => (items[a].streamId < items[b].streamId ? -1 : items[a].streamId > items[b].streamId ? 1 : a - b));
     const sorted = order.map((i) => items[i]);
-    const events = sorted.flatMap((it) => it.events);
-    const params = [
-      pgArray(sorted.map((it) => it.streamId)), pgArray(sorted.map((it) => it.expected)),
-      pgArray(sorted.map((it) => it.events.length)), pgArray(events.map((e) => e.id)), pgArray(events.map((e) => e.type)),
-      jsonArrayOf(events.map((e) => e.data)), jsonArrayOf(events.map((e) => e.metadata ?? {})),
-    ];
-    // an event with a NUL fails its own append only (each append alone: the bad one is refused)
-    if (hasNul(params[5] as string) || hasNul(params[6] as string)) {
+    let params: string[];
+    try {
+      params = appendFewArguments(sorted);
+    } catch (e) {
+      if ((e as { code?: string }).code !== NUL_REFUSED) throw e;
+      // an event with a NUL fails its own append only (each append alone: the bad one is refused)
       return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected, it.claim).catch((err: Error) => err)));
     }
     // appends that take claims go through es.append_few whatever the group's size (es.append_set takes none)
@@ -960,7 +959,7 @@ export class PostgresEventStore implements EventStore {
         const out: GroupOutcome<AppendResult>[] = new Array(items.length);
         for (const r of rows) {
           const it = sorted[r.idx - 1];
-          out[order[r.idx - 1]] = this.outcomeOf(it.streamId, it.expected, r, it.claim);
+          out[order[r.idx - 1]] = appendOutcomeOf(it.streamId, it.expected, r, it.claim);
         }
         return out;
       } catch (e) {
@@ -968,10 +967,6 @@ export class PostgresEventStore implements EventStore {
         return Promise.all(items.map((it) => this.appendAlone(it.streamId, it.events, it.expected, it.claim).catch((err: Error) => err)));
       }
     }
-  }
-
-  private outcomeOf(streamId: string, expected: ExpectedRevision, r: AppendRow | undefined, claim?: AppendClaim): AppendResult | Error {
-    return appendOutcomeOf(streamId, expected, r, claim);
   }
 
   /**
@@ -1057,14 +1052,9 @@ export class PostgresEventStore implements EventStore {
    * EventStoreAppend010: called directly, without the wrapper's own call): one round trip, its own transaction.
    */
   private async appendInOneTrip(streamId: string, events: NewEvent[], expected: ExpectedRevision, claim?: AppendClaim): Promise<AppendResult> {
-    const data = jsonArrayOf(events.map((e) => e.data));
-    const metadata = jsonArrayOf(events.map((e) => e.metadata ?? {}));
-    if (hasNul(data) || hasNul(metadata)) throw nulRefused(streamId);
-    const params = [
-      pgArray([streamId]), pgArray([typeof expected === 'bigint' ? expected.toString() : expected]), pgArray([events.length]),
-      pgArray(events.map((e) => e.id)), pgArray(events.map((e) => e.type)), data, metadata];
+    const params = appendFewArguments([{ streamId, events, expected }]);
     const { rows } = await this.pool.query<AppendRow>(claim ? APPEND_FEW_CLAIMS_SQL([...params, ...claimParams([{ claim }])]) : APPEND_FEW_SQL(params));
-    const out = this.outcomeOf(streamId, expected, rows[0], claim);
+    const out = appendOutcomeOf(streamId, expected, rows[0], claim);
     if (out instanceof Error) throw out;
     return out;
   }

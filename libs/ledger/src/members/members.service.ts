@@ -140,10 +140,14 @@ export class MembersService {
     private readonly programs: ProgramStore,
     private readonly vault: PiiVault,
     private readonly readModels: LedgerReadModels,
-    private readonly store: EventStore | null = null,
+    store: EventStore | null = null,
   ) {
-    this.creations = store instanceof PostgresEventStore ? new GroupCommitter((items) => this.createMany(items), 500, 2) : null;
+    this.store = store instanceof PostgresEventStore ? store : null;
+    this.creations = this.store ? new GroupCommitter((items) => this.createMany(items), 500, 2) : null;
   }
+
+  /** The event store when it is PostgreSQL's (the one statement needs es.append_few in this database). */
+  private readonly store: PostgresEventStore | null;
 
   private async createMany(items: NewMember[]): Promise<GroupOutcome<NewMemberOutcome>[]> {
     const appends = items.map((i) => ({ streamId: memberStream(i.tenant, i.memberId), events: i.events, expected: 'no_stream' as const }));
@@ -156,7 +160,7 @@ export class MembersService {
       const created = r.outcome === null ? null : appendOutcomeOf(appends[k].streamId, 'no_stream', r);
       out[k] = { owner: r.owner, created: created instanceof Error ? null : created };
     }
-    if (rows.some((r) => r.outcome === 'ok')) (this.store as PostgresEventStore).appendedElsewhere();
+    if (rows.some((r) => r.outcome === 'ok')) this.store!.appendedElsewhere();
     return out;
   }
 
