@@ -45,8 +45,9 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runOneBaseline, runPgbe
  *   BENCH_BARE_PROCESS     same|child  where the bare route runs (default: where the service runs:
  *                          `child`, or `same` with BENCH_IN_PROCESS=1)
  *   BENCH_BARE_POOL        16          pg pool of the bare route
- *   BENCH_WARMUP_SECONDS   3 [1]       each load runs this long, unmeasured, before it is measured (JIT, caches,
- *                          pools: the figure is the service's steady state, not its first seconds)
+ *   BENCH_WARMUP_SECONDS   15 [1]      each load runs this long, unmeasured, before it is measured (JIT, caches,
+ *                          pools: the figure is the service's steady state, not its first seconds; 3 s until round
+ *                          25 left the JIT compiling through the measurement on a slower host)
  *   BENCH_WARMUP_EVENTS    2000 [500]  ingest: events posted and drained, unmeasured, before the measured ones
  *   BENCH_BESIDE           1           each scenario's pgbench baseline run again just before and just after it; the ratio
  *                          divides by their mean (0: by the start-of-run figure). The host's CPU speed moves by half
@@ -72,7 +73,9 @@ const q = (name: string, full: number, quick: number): number => env(name, QUICK
 const SETTINGS = {
   baselineSeconds: q('BENCH_BASELINE_SECONDS', 10, 3),
   seconds: q('BENCH_SECONDS', 10, 3),
-  warmupSeconds: q('BENCH_WARMUP_SECONDS', 3, 1),
+  // 15 s: on a host whose CPU is half as fast, TurboFan was still compiling (283 functions) through a
+  // 10-s measurement after 3 s of warm-up, on helper threads that took a fifth of the service's CPU
+  warmupSeconds: q('BENCH_WARMUP_SECONDS', 15, 1),
   warmupEvents: q('BENCH_WARMUP_EVENTS', 2000, 500),
   events: q('BENCH_EVENTS', 20_000, 2000),
   ingestMembers: q('BENCH_MEMBERS', 1000, 200),
