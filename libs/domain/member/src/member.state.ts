@@ -220,8 +220,26 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
   }
 };
 
-/** An entry's data without what its event only carries (the take-back's copy of its earn, the order's activity). */
-const withoutCarried = ({ parent_earn: _copy, activity: _activity, ...d }: EntryData): EntryData => d;
+/**
+ * An entry as the state keeps it: the fields of the event's data, without what the event only
+ * carries (a take-back's copy of its earn, an order's activity), in one fixed order (the order the
+ * snapshot's unpacking gives them too), then the optional ones the data has. Built field by field:
+ * a spread of the data (`{ ...d }`) took V8's generic path, since event data comes in many shapes
+ * (40 % of `evolveMember`'s own time in a redemption, twenty-fifth round).
+ */
+const entryOf = (d: Omit<EntryData, 'parent_earn' | 'activity'>, bucket: Bucket, reversedCents: number): Entry => {
+  const e: Entry = {
+    id: d.id, type: d.type, status: d.status, amount_cents: d.amount_cents, reason_code: d.reason_code, rule: d.rule,
+    parent_entry_id: d.parent_entry_id, release_at: d.release_at, expires_at: d.expires_at, created_at: d.created_at,
+    order_ref: d.order_ref, cause: d.cause, bucket, reversed_cents: reversedCents,
+  };
+  if ('actor' in d) e.actor = d.actor;
+  if ('note' in d) e.note = d.note;
+  if ('release_on' in d) e.release_on = d.release_on;
+  if ('batch_id' in d) e.batch_id = d.batch_id;
+  if ('order_facts' in d) e.order_facts = d.order_facts;
+  return e;
+};
 
 /** An order's tier activity (OrderActivityRecorded, or carried by an entry): the tier window, its cause, the activity clock. */
 const recordActivity = (s: MemberAggregate, at: string, a: { spend_cents: number; orders: number; cause?: string }): void => {
@@ -388,8 +406,7 @@ const eventMs = (event: MemberEvent): number => {
  * compaction lets it go again.
  */
 const restoreEarn = (s: MemberAggregate, copy: EarnCopy): void => {
-  const { reversed_cents, ...data } = copy;
-  s.entries.set(copy.id, { ...data, bucket: 'available', reversed_cents });
+  s.entries.set(copy.id, entryOf(copy, 'available', copy.reversed_cents));
 };
 
 /**
@@ -433,15 +450,11 @@ export const evolveMember = (s: MemberAggregate, event: MemberEvent): MemberAggr
       s.state = event.data.to;
       return s;
     case 'EntryRecorded': {
-      // the entry is the event's data without what it only carries (a take-back's copy of its earn, an
-      // order's activity); rest destructuring only then: it copies through V8's slow path (1.3 % of a
-      // redemption's CPU when every entry went through it), and `delete` would leave the entry a slow object
-      const copy = event.data.parent_earn;
-      const activity = event.data.activity;
-      let d: EntryData = event.data;
-      if (copy !== undefined || activity !== undefined) d = withoutCarried(event.data);
+      const d = event.data;
+      const copy = d.parent_earn;
+      const activity = d.activity;
       if (copy && d.parent_entry_id === copy.id && !s.entries.has(copy.id)) restoreEarn(s, copy);
-      const e: Entry = { ...d, bucket: bucketOf(d.status, d.type), reversed_cents: 0 };
+      const e = entryOf(d, bucketOf(d.status, d.type), 0);
       s.entries.set(e.id, e);
       if (d.cause) addCause(s, d.cause, [...(s.causes.get(d.cause) ?? []), e.id]);
       if (e.bucket === 'pending' && d.type === 'earn') s.pending_earns.add(e.id);
