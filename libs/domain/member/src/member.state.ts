@@ -220,6 +220,16 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
   }
 };
 
+type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T];
+/** What an event carries beside its entry, and the optional fields entryOf copies. */
+type Carried = 'parent_earn' | 'activity';
+type KeptOptional = 'actor' | 'note' | 'release_on' | 'batch_id' | 'order_facts';
+/**
+ * An entry's data as entryOf takes it; `never` (so every call fails to compile) once EntryData has an
+ * optional field entryOf does not copy: the spread it replaced copied any field.
+ */
+type EntrySource = [Exclude<OptionalKeys<EntryData>, Carried | KeptOptional>] extends [never] ? Omit<EntryData, Carried> : never;
+
 /**
  * An entry as the state keeps it: the fields of the event's data, without what the event only
  * carries (a take-back's copy of its earn, an order's activity), in one fixed order (the order the
@@ -227,7 +237,7 @@ const pushActivity = (s: MemberAggregate, at: string, spend: number, points: num
  * a spread of the data (`{ ...d }`) took V8's generic path, since event data comes in many shapes
  * (40 % of `evolveMember`'s own time in a redemption, twenty-fifth round).
  */
-const entryOf = (d: Omit<EntryData, 'parent_earn' | 'activity'>, bucket: Bucket, reversedCents: number): Entry => {
+const entryOf = (d: EntrySource, bucket: Bucket, reversedCents: number): Entry => {
   const e: Entry = {
     id: d.id, type: d.type, status: d.status, amount_cents: d.amount_cents, reason_code: d.reason_code, rule: d.rule,
     parent_entry_id: d.parent_entry_id, release_at: d.release_at, expires_at: d.expires_at, created_at: d.created_at,
