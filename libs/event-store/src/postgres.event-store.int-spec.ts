@@ -4,7 +4,7 @@ import { runEventStoreContract } from './event-store.contract';
 import { ClaimTakenError, RecordedEvent, START, WrongExpectedRevisionError, comparePositions } from './event-store.port';
 import type { QueryRunner } from 'typeorm';
 import {
-  EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreAppend010_1765700000000, EventStoreClaims011_1765900000000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000,
+  EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreAppend010_1765700000000, EventStoreClaims011_1765900000000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000, EventStorePlans012_1766200000000,
   PostgresEventStore,
 } from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
@@ -29,14 +29,15 @@ runEventStoreContract('PostgreSQL', async () => {
 });
 
 describe('PostgresEventStore specifics', () => {
-  it('the small appends plan their statements once per connection (generic plans), and the migration down restores the default', async () => {
+  it('the appends plan their statements once per connection (generic plans), and the migrations down restore the default', async () => {
     const db = await createTestDatabase('es_plans', { migrations: EVENT_STORE_MIGRATIONS });
     const settings = async () => (await db.pool.query<{ proname: string; cfg: string[] }>(
-      `select proname, coalesce(proconfig, '{}') as cfg from pg_proc where pronamespace = 'es'::regnamespace and proname in ('append_events', 'append_few') order by proname`)).rows;
+      `select proname, coalesce(proconfig, '{}') as cfg from pg_proc where pronamespace = 'es'::regnamespace and proname in ('append_events', 'append_few', 'append_set') order by proname`)).rows;
     try {
       expect(await settings()).toEqual([
         { proname: 'append_events', cfg: ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'] },
         { proname: 'append_few', cfg: ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'] },
+        { proname: 'append_set', cfg: ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'] },
       ]);
       // still appends and finds duplicates with the generic plans: the same two-event append twice
       const store = new PostgresEventStore(db.pool, 50);
@@ -44,12 +45,23 @@ describe('PostgresEventStore specifics', () => {
       const first = await store.append('plans-1', events, 'no_stream');
       const again = await store.append('plans-1', events, 'no_stream');
       expect(again.nextRevision).toBe(first.nextRevision);
+      // appends of one tick to 30 streams (a group through es.append_set, as group-commit.int-spec shows), sent twice: written once, then every one a duplicate
+      const group = Array.from({ length: 30 }, (_, i) => ({ streamId: `plans-set-${i}`, events: [{ id: randomUUID(), type: 'A', data: { i } }] }));
+      const appendAll = () => Promise.all(group.map((g) => store.append(g.streamId, g.events, 'no_stream')));
+      const written = await appendAll();
+      const twice = await appendAll();
+      expect(twice.map((r) => r.nextRevision)).toEqual(written.map((r) => r.nextRevision));
+      expect(Number((await db.pool.query<{ n: string }>(`select count(*) as n from es.events where stream_id like 'plans-set-%'`)).rows[0].n)).toBe(30);
       await store.close();
+      await new EventStorePlans012_1766200000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
+      expect((await settings()).map((r) => r.cfg)).toEqual([
+        ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'], ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'], ['enable_seqscan=off'],
+      ]);
       // the migrations after it first (they define the functions again, with their settings)
       await new EventStoreClaims011_1765900000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreAppend010_1765700000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStorePlans009_1765500000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
-      expect((await settings()).map((r) => r.cfg)).toEqual([['enable_seqscan=off'], ['enable_seqscan=off']]);
+      expect((await settings()).map((r) => r.cfg)).toEqual([['enable_seqscan=off'], ['enable_seqscan=off'], ['enable_seqscan=off']]);
     } finally {
       await db.drop();
     }
