@@ -48,7 +48,10 @@ import { BareRouteFigure, PgbenchFigure, benchBareRoute, runOneBaseline, runPgbe
  *   BENCH_WARMUP_SECONDS   15 [1]      each load runs this long, unmeasured, before it is measured (JIT, caches,
  *                          pools: the figure is the service's steady state, not its first seconds; 3 s until round
  *                          25 left the JIT compiling through the measurement on a slower host)
- *   BENCH_WARMUP_EVENTS    2000 [500]  ingest: events posted and drained, unmeasured, before the measured ones
+ *   BENCH_WARMUP_EVENTS    20000 [500] ingest: events posted and drained, unmeasured, before the measured ones
+ *                          (about 8 s of load: the PostgreSQL connections of the service's pool warm, not only
+ *                          the JIT; 2,000 until round 26 measured two dozen cold backends: 10-25 % more time
+ *                          in every ingest statement with a pool of 30 than with 12, none once warm)
  *   BENCH_BESIDE           1           each scenario's pgbench baseline run again just before and just after it; the ratio
  *                          divides by their mean (0: by the start-of-run figure). The host's CPU speed moves by half
  *                          within minutes: a baseline taken minutes earlier is not beside the scenario
@@ -76,7 +79,7 @@ const SETTINGS = {
   // 15 s: on a host whose CPU is half as fast, TurboFan was still compiling (283 functions) through a
   // 10-s measurement after 3 s of warm-up, on helper threads that took a fifth of the service's CPU
   warmupSeconds: q('BENCH_WARMUP_SECONDS', 15, 1),
-  warmupEvents: q('BENCH_WARMUP_EVENTS', 2000, 500),
+  warmupEvents: q('BENCH_WARMUP_EVENTS', 20000, 500),
   events: q('BENCH_EVENTS', 20_000, 2000),
   ingestMembers: q('BENCH_MEMBERS', 1000, 200),
   ingestInFlight: env('BENCH_IN_FLIGHT', 4),
