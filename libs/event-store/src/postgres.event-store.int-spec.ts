@@ -4,7 +4,7 @@ import { runEventStoreContract } from './event-store.contract';
 import { ClaimTakenError, RecordedEvent, START, WrongExpectedRevisionError, comparePositions } from './event-store.port';
 import type { QueryRunner } from 'typeorm';
 import {
-  EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreAppend010_1765700000000, EventStoreClaims011_1765900000000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000, EventStorePlans012_1766200000000,
+  EVENT_STORE_MIGRATIONS, EventStoreAnnounce007_1765100002000, EventStoreAppend010_1765700000000, EventStoreClaims011_1765900000000, EventStoreJson008_1765300000000, EventStorePlans009_1765500000000, EventStorePlans012_1766200000000, EventStoreAppend013_1766300000000,
   PostgresEventStore,
 } from './postgres.event-store';
 import { PROJECTION_MIGRATIONS, ProjectionRunner } from './projection-runner';
@@ -53,6 +53,12 @@ describe('PostgresEventStore specifics', () => {
       expect(twice.map((r) => r.nextRevision)).toEqual(written.map((r) => r.nextRevision));
       expect(Number((await db.pool.query<{ n: string }>(`select count(*) as n from es.events where stream_id like 'plans-set-%'`)).rows[0].n)).toBe(30);
       await store.close();
+      // es.append_few moves the stream's head in the statement that locks it (EventStoreAppend013); down, it reads the row `for update` again
+      const appendFew = async () => (await db.pool.query<{ src: string }>(`select prosrc as src from pg_proc where oid = 'es.append_few(text[], text[], int[], uuid[], text[], json[], json[], text[], text[], int[])'::regprocedure`)).rows[0].src;
+      expect(await appendFew()).toContain('returning s.revision - v_n into v_actual');
+      await new EventStoreAppend013_1766300000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
+      expect(await appendFew()).toContain('where s.stream_id = v_stream for update');
+      expect(await appendFew()).not.toContain('returning s.revision - v_n');
       await new EventStorePlans012_1766200000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       expect((await settings()).map((r) => r.cfg)).toEqual([
         ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'], ['enable_seqscan=off', 'plan_cache_mode=force_generic_plan'], ['enable_seqscan=off'],
@@ -314,7 +320,8 @@ describe('PostgresEventStore announces its appends (EventStore007)', () => {
         where s.nspname = 'es' and p.proname like 'append%' order by 1`)).rows;
     try {
       expect(await notifying()).toEqual([{ proname: 'append_events', n: false }, { proname: 'append_few', n: false }, { proname: 'append_set', n: false }]);
-      // the migrations after it first (EventStoreClaims011 and EventStoreAppend010 redefined two of them, EventStoreJson008 changed their signatures)
+      // the migrations after it first (EventStoreAppend013, EventStoreClaims011 and EventStoreAppend010 redefined two of them, EventStoreJson008 changed their signatures)
+      await new EventStoreAppend013_1766300000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreClaims011_1765900000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreAppend010_1765700000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);
       await new EventStoreJson008_1765300000000().down({ query: (sql: string) => db.pool.query(sql) } as unknown as QueryRunner);

@@ -659,6 +659,62 @@ export const EventStoreClaims011_1765900000000 = sqlMigration('EventStoreClaims0
 ` + APPEND_FEW_V2 + APPEND_EVENTS_V2,
 });
 
+/** es.append_few as EventStoreClaims011 defined it (its function alone), `create or replace`. */
+const APPEND_FEW_V3_FUNCTION = APPEND_FEW_V3.slice(APPEND_FEW_V3.indexOf('      create function es.append_few(')).replace('create function', 'create or replace function');
+
+/** One text of a definition replaced by another, or an error at load if the text is not there (a definition edited since). */
+const edited = (sql: string, edits: [string, string][]): string => edits.reduce((out, [from, to]) => {
+  if (!out.includes(from)) throw new Error(`edited: not in the definition: ${from.trim().slice(0, 80)}`);
+  return out.replace(from, to);
+}, sql);
+
+/**
+ * es.append_few, fourth version (issue 7, twenty-sixth round): the stream's head is moved in the
+ * statement that locks it. The third version read the stream's row `for update` (a row lock, itself
+ * a WAL record and a write of the row's header) and updated it after the insert: two statements and
+ * two writes of the row for every stream of every append. Now one `update … returning` locks the row
+ * and moves its revision past the append's events, and answers the revision before; an append that
+ * writes nothing (not where the caller expected: a retry or a conflict; or ids already there) moves it
+ * back. A new stream has no row to update, and is inserted after its events as before. The outcomes,
+ * the claims and the lock order (the caller's stream order) are unchanged.
+ */
+const APPEND_FEW_V4_FUNCTION = edited(APPEND_FEW_V3_FUNCTION, [
+  [`          select s.revision into v_actual from es.streams s where s.stream_id = v_stream for update;
+`, `          -- the row locked and its revision moved past this append's events in one statement (the revision before
+          -- it is answered); moved back below when nothing of the append is written. No row: a new stream.
+          update es.streams s set revision = s.revision + v_n where s.stream_id = v_stream
+            returning s.revision - v_n into v_actual;
+`],
+  [`            -- not where the caller expected: written before (a retry), else a conflict
+`, `            -- not where the caller expected: written before (a retry), else a conflict
+            update es.streams s set revision = v_actual where s.stream_id = v_stream;
+`],
+  [`              if v_actual is null then
+                insert into es.streams as s (stream_id, revision) values (v_stream, v_next)
+                  on conflict (stream_id) do update set revision = excluded.revision;
+              else
+                update es.streams s set revision = v_next where s.stream_id = v_stream;
+              end if;
+`, `              if v_actual is null then
+                insert into es.streams as s (stream_id, revision) values (v_stream, v_next)
+                  on conflict (stream_id) do update set revision = excluded.revision;
+              end if;
+`],
+  [`            elsif v_written = 0 then
+              select f.last_revision`, `            elsif v_written = 0 then
+              if v_actual is not null then update es.streams s set revision = v_actual where s.stream_id = v_stream; end if;
+              select f.last_revision`],
+  [`              delete from es.events e where e.stream_id = v_stream and e.stream_revision between v_first and v_next;
+`, `              delete from es.events e where e.stream_id = v_stream and e.stream_revision between v_first and v_next;
+              if v_actual is not null then update es.streams s set revision = v_actual where s.stream_id = v_stream; end if;
+`],
+]);
+
+export const EventStoreAppend013_1766300000000 = sqlMigration('EventStoreAppend013_1766300000000', {
+  up: APPEND_FEW_V4_FUNCTION,
+  down: APPEND_FEW_V3_FUNCTION,
+});
+
 /**
  * The group append plans its statements once per connection (issue 7, twenty-sixth round), as the
  * small appends do since EventStorePlans009. Left to PostgreSQL's default (`plan_cache_mode = auto`)
@@ -693,6 +749,7 @@ export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
   EventStoreAppend010_1765700000000,
   EventStoreClaims011_1765900000000,
   EventStorePlans012_1766200000000,
+  EventStoreAppend013_1766300000000,
 ];
 
 interface AppendItem { streamId: string; events: NewEvent[]; expected: ExpectedRevision; claim?: AppendClaim }
