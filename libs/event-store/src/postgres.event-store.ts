@@ -659,6 +659,27 @@ export const EventStoreClaims011_1765900000000 = sqlMigration('EventStoreClaims0
 ` + APPEND_FEW_V2 + APPEND_EVENTS_V2,
 });
 
+/**
+ * The group append plans its statements once per connection (issue 7, twenty-sixth round), as the
+ * small appends do since EventStorePlans009. Left to PostgreSQL's default (`plan_cache_mode = auto`)
+ * every connection planned es.append_set's statements for the call's values on its first five calls,
+ * and those custom plans, made on statistics that lag a fast-growing store, hash-joined a scan of
+ * `events_event_id` (thousands of index entries: 40–80 ms a call at the start of the ingest
+ * benchmark's measured load, against 15–20 ms for the generic plan's one probe per event); the
+ * plans are made again on each connection after every ANALYZE of es.events. A pool of 30 connections,
+ * most of them used now and then, made 65 plans for 164 calls in one run (`pg_stat_statements`,
+ * `track_planning`). The generic plan assumes ten rows for each array, so it probes the indexes per
+ * row (enable_seqscan = off, EventStore005, keeps it off sequential scans).
+ */
+export const EventStorePlans012_1766200000000 = sqlMigration('EventStorePlans012_1766200000000', {
+  up: `
+      alter function es.append_set(text[], text[], int[], uuid[], text[], json[], json[]) set plan_cache_mode = force_generic_plan;
+    `,
+  down: `
+      alter function es.append_set(text[], text[], int[], uuid[], text[], json[], json[]) reset plan_cache_mode;
+    `,
+});
+
 /** es.append_few as EventStoreClaims011 defined it (its function alone), `create or replace`. */
 const APPEND_FEW_V3_FUNCTION = APPEND_FEW_V3.slice(APPEND_FEW_V3.indexOf('      create function es.append_few(')).replace('create function', 'create or replace function');
 
@@ -713,27 +734,6 @@ const APPEND_FEW_V4_FUNCTION = edited(APPEND_FEW_V3_FUNCTION, [
 export const EventStoreAppend013_1766300000000 = sqlMigration('EventStoreAppend013_1766300000000', {
   up: APPEND_FEW_V4_FUNCTION,
   down: APPEND_FEW_V3_FUNCTION,
-});
-
-/**
- * The group append plans its statements once per connection (issue 7, twenty-sixth round), as the
- * small appends do since EventStorePlans009. Left to PostgreSQL's default (`plan_cache_mode = auto`)
- * every connection planned es.append_set's statements for the call's values on its first five calls,
- * and those custom plans, made on statistics that lag a fast-growing store, hash-joined a scan of
- * `events_event_id` (thousands of index entries: 40–80 ms a call at the start of the ingest
- * benchmark's measured load, against 15–20 ms for the generic plan's one probe per event); the
- * plans are made again on each connection after every ANALYZE of es.events. A pool of 30 connections,
- * most of them used now and then, made 65 plans for 164 calls in one run (`pg_stat_statements`,
- * `track_planning`). The generic plan assumes ten rows for each array, so it probes the indexes per
- * row (enable_seqscan = off, EventStore005, keeps it off sequential scans).
- */
-export const EventStorePlans012_1766200000000 = sqlMigration('EventStorePlans012_1766200000000', {
-  up: `
-      alter function es.append_set(text[], text[], int[], uuid[], text[], json[], json[]) set plan_cache_mode = force_generic_plan;
-    `,
-  down: `
-      alter function es.append_set(text[], text[], int[], uuid[], text[], json[], json[]) reset plan_cache_mode;
-    `,
 });
 
 export const EVENT_STORE_MIGRATIONS: MigrationClass[] = [
