@@ -699,6 +699,8 @@ const edited = (sql: string, edits: [string, string][]): string => edits.reduce(
  * back. A new stream has no row to update, and is inserted after its events as before. The outcomes,
  * the claims and the lock order (the caller's stream order) are unchanged.
  */
+/** The stream's revision moved back to what it was before the append (which wrote nothing). */
+const MOVE_BACK = 'update es.streams s set revision = v_actual where s.stream_id = v_stream;';
 const APPEND_FEW_V4_FUNCTION = edited(APPEND_FEW_V3_FUNCTION, [
   [`          select s.revision into v_actual from es.streams s where s.stream_id = v_stream for update;
 `, `          -- the row locked and its revision moved past this append's events in one statement (the revision before
@@ -708,7 +710,7 @@ const APPEND_FEW_V4_FUNCTION = edited(APPEND_FEW_V3_FUNCTION, [
 `],
   [`            -- not where the caller expected: written before (a retry), else a conflict
 `, `            -- not where the caller expected: written before (a retry), else a conflict
-            update es.streams s set revision = v_actual where s.stream_id = v_stream;
+            ${MOVE_BACK}
 `],
   [`              if v_actual is null then
                 insert into es.streams as s (stream_id, revision) values (v_stream, v_next)
@@ -723,11 +725,11 @@ const APPEND_FEW_V4_FUNCTION = edited(APPEND_FEW_V3_FUNCTION, [
 `],
   [`            elsif v_written = 0 then
               select f.last_revision`, `            elsif v_written = 0 then
-              if v_actual is not null then update es.streams s set revision = v_actual where s.stream_id = v_stream; end if;
+              if v_actual is not null then ${MOVE_BACK} end if;
               select f.last_revision`],
   [`              delete from es.events e where e.stream_id = v_stream and e.stream_revision between v_first and v_next;
 `, `              delete from es.events e where e.stream_id = v_stream and e.stream_revision between v_first and v_next;
-              if v_actual is not null then update es.streams s set revision = v_actual where s.stream_id = v_stream; end if;
+              if v_actual is not null then ${MOVE_BACK} end if;
 `],
 ]);
 
